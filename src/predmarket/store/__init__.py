@@ -1,0 +1,1 @@
+"""Persistence: tables, engine, amount column types. The read model lives here."""

@@ -1,0 +1,66 @@
+"""Suite-wide fixtures.
+
+Database tests run against SQLite by default (a fresh file per test session) and against
+PostgreSQL when ``PREDMARKET_TEST_DATABASE_URL`` is set: a fresh database is created for the run
+and dropped afterwards. An unreachable PostgreSQL is a failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from predmarket.store.engine import create_engine
+
+TEST_DATABASE_ENV = "PREDMARKET_TEST_DATABASE_URL"
+
+
+def _admin(base: URL, statement: str) -> None:
+    """Run one statement outside a transaction (CREATE/DROP DATABASE cannot run inside one)."""
+    import asyncpg  # the PostgreSQL driver is only needed when PostgreSQL is configured
+
+    dsn = base.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    async def run() -> None:
+        conn = await asyncpg.connect(dsn, timeout=10)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of an empty database private to this test session."""
+    configured = os.environ.get(TEST_DATABASE_ENV)
+    if not configured:
+        path: Path = tmp_path_factory.mktemp("db") / "test.db"
+        yield f"sqlite:///{path}"
+        return
+    base = make_url(configured)
+    if base.get_backend_name() not in ("postgresql", "postgres"):
+        raise pytest.UsageError(f"{TEST_DATABASE_ENV} must be a postgresql:// URL")
+    name = f"predmarket_test_{os.getpid()}_{secrets.token_hex(4)}"
+    _admin(base, f'CREATE DATABASE "{name}"')
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        _admin(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    eng = create_engine(database_url)
+    try:
+        yield eng
+    finally:
+        await eng.dispose()
