@@ -154,8 +154,24 @@ class Reader:
             return mode, bytes([b0]) + self.take(3, what)
         return mode, self.take((b0 & 0x3F) + 4, what)
 
-    def compact_unsigned(self, what: str = "compact unsigned int", maximum: int = U256_MAX) -> int:
+    @staticmethod
+    def _check_multi_len(mode: int, body: bytes, what: str, multi_len: int | None) -> None:
+        # The node decodes I32/U32 with a multi-byte body of exactly 4 bytes and rejects any
+        # other length (SC CompactInteger.decodeInt/decodeU32), even when the value would fit.
+        if multi_len is not None and mode == _MULTI and len(body) != multi_len:
+            raise DecodeError(
+                f"{what}: expected a {multi_len}-byte int body, got {len(body)} bytes"
+            )
+
+    def compact_unsigned(
+        self,
+        what: str = "compact unsigned int",
+        maximum: int = U256_MAX,
+        *,
+        multi_len: int | None = None,
+    ) -> int:
         mode, body = self._compact_body(what)
+        self._check_multi_len(mode, body, what, multi_len)
         if mode == _MULTI:
             value = int.from_bytes(body, "big")
         else:
@@ -169,8 +185,11 @@ class Reader:
         what: str = "compact signed int",
         minimum: int = I256_MIN,
         maximum: int = I256_MAX,
+        *,
+        multi_len: int | None = None,
     ) -> int:
         mode, body = self._compact_body(what)
+        self._check_multi_len(mode, body, what, multi_len)
         if mode == _MULTI:
             value = int.from_bytes(body, "big", signed=True)
         else:
@@ -185,13 +204,13 @@ class Reader:
         return self.compact_unsigned(what, U256_MAX)
 
     def u32(self, what: str = "U32") -> int:
-        return self.compact_unsigned(what, U32_MAX)
+        return self.compact_unsigned(what, U32_MAX, multi_len=4)
 
     def i256(self, what: str = "I256") -> int:
         return self.compact_signed(what, I256_MIN, I256_MAX)
 
     def i32(self, what: str = "I32") -> int:
-        return self.compact_signed(what, I32_MIN, I32_MAX)
+        return self.compact_signed(what, I32_MIN, I32_MAX, multi_len=4)
 
     def int32_fixed(self, what: str = "int32") -> int:
         return int.from_bytes(self.take(4, what), "big", signed=True)
