@@ -237,7 +237,9 @@ def group_of(script: LockupScript, groups: int = TOTAL_NUMBER_OF_GROUPS) -> int:
         case P2MPKH(hashes, _):
             return xor_byte(script_hint(hashes[0])) % groups
         case P2C(cid):
-            return cid[-1] % groups
+            # The node's ContractId.groupIndex reads the last byte as is (no modulo); real ids
+            # always end in their group byte, so it is < groups for every contract on chain.
+            return cid[-1]
         case P2PK() | P2HMPK():
             return script.group % groups
     raise EncodeError(f"not a lockup script: {script!r}")  # pragma: no cover

@@ -213,7 +213,7 @@ class TestGroups:
 
     @pytest.mark.parametrize("last", range(8))
     def test_p2c_uses_last_byte(self, last: int) -> None:
-        assert group_of(P2C(bytes(31) + bytes([last]))) == last % 4
+        assert group_of(P2C(bytes(31) + bytes([last]))) == last
 
     @pytest.mark.parametrize("group", range(4))
     def test_groupless_uses_group_byte(self, group: int) -> None:
