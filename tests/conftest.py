@@ -13,10 +13,14 @@ import secrets
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from predmarket.app import create_app
+from predmarket.settings import Settings
 from predmarket.store.engine import create_engine
 
 TEST_DATABASE_ENV = "PREDMARKET_TEST_DATABASE_URL"
@@ -64,3 +68,36 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
         yield eng
     finally:
         await eng.dispose()
+
+
+# -- the API app ---------------------------------------------------------------------------------
+
+TEST_SECRET = "test-secret-not-for-production-0123456789"
+
+
+@pytest.fixture
+def app_settings(tmp_path: Path, database_url: str) -> Settings:
+    """Settings of an app on the test database, with a data dir of its own."""
+    return Settings(
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        node_url="http://127.0.0.1:9",  # nothing listens there: no test reaches a real node
+        demo=False,
+        secret_key=TEST_SECRET,
+    )
+
+
+@pytest.fixture
+def app(app_settings: Settings) -> FastAPI:
+    """A fresh app; tests may include extra (test-only) routers before the first request."""
+    return create_app(app_settings)
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process client of ``app`` with its lifespan run around the test."""
+    async with app.router.lifespan_context(app):
+        # raise_app_exceptions=False: a 500 is asserted on as a response, like a real client.
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            yield c

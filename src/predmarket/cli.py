@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import platform
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -19,6 +21,95 @@ app = typer.Typer(
 def version() -> None:
     """Print the version of predmarket and of the runtime."""
     typer.echo(f"predmarket {__version__} (Python {platform.python_version()})")
+
+
+@app.command()
+def devnet(
+    port: Annotated[int, typer.Option(help="REST port (the Alephium devnet's is 22973)")] = 22973,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="where the chain lives (default: devnet/ in PREDMARKET_DATA_DIR, itself ./data)"
+        ),
+    ] = None,
+    network_id: Annotated[int, typer.Option(min=0, max=255, help="network id byte")] = 4,
+    groups: Annotated[int, typer.Option(min=1, max=4, help="number of address groups")] = 4,
+    block_interval: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="seconds between blocks; without it every submitted tx is mined at once",
+        ),
+    ] = None,
+    faucet_cooldown: Annotated[
+        float | None,
+        typer.Option(min=0, help="seconds between faucet requests per address (default: 60)"),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+) -> None:
+    """Run the embedded devnet: an Alephium-compatible node with the protocol's contracts."""
+    # Imported here so `predmarket version` does not load the web stack.
+    import uvicorn
+
+    from predmarket.devnet.genesis import CONFIG_FILE
+    from predmarket.devnet.http import create_devnet_app
+    from predmarket.devnet.node import DevnetNode
+    from predmarket.devnet.server import ForegroundServer, bind_socket
+    from predmarket.settings import Settings
+
+    try:
+        directory = data_dir if data_dir is not None else Settings().data_dir / "devnet"
+        node = DevnetNode.open(
+            directory,
+            network_id=network_id,
+            groups=groups,
+            automine=block_interval is None,
+            faucet_cooldown_ms=None if faucet_cooldown is None else round(faucet_cooldown * 1000),
+        )
+    except ValueError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        try:
+            sock = bind_socket(host, port)
+        except OSError as e:
+            typer.echo(f"error: cannot listen on {host}:{port}: {e}", err=True)
+            raise typer.Exit(1) from None
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+        config = node.config
+        mining = "automine" if block_interval is None else f"a block every {block_interval} s"
+        for line in (
+            f"predmarket devnet listening on http://{shown_host}:{bound_port}",
+            f"  network id {config.network_id}, {config.groups} groups, {mining}",
+            f"  collateral token  {config.collateral_token_address}"
+            f" (token id {config.collateral_token_id.hex()})",
+            f"  market registry   {config.registry_address}",
+            f"  operator          {config.operator_address}",
+            f"  faucet            {config.faucet_address}"
+            f" ({config.faucet_cooldown_ms / 1000:g} s between requests per address)",
+            f"  data dir          {directory} (test keys in {directory / CONFIG_FILE})",
+        ):
+            typer.echo(line)
+        server = ForegroundServer(
+            uvicorn.Config(
+                create_devnet_app(node, mine_interval_s=block_interval),
+                log_level=log_level,
+                access_log=False,
+                # Longer than clients' idle keep-alive (node's fetch: 4 s), so a client never
+                # sends on a connection the server is closing.
+                timeout_keep_alive=30,
+                timeout_graceful_shutdown=5,
+            )
+        )
+        # SIGINT/SIGTERM stop accepting, let in-flight requests finish, then return here so the
+        # node is closed below.
+        server.run(sockets=[sock])
+        sock.close()
+    finally:
+        node.close()
+    typer.echo("predmarket devnet stopped")
 
 
 @app.callback()

@@ -1,0 +1,1 @@
+"""The protocol's contracts, implemented natively (their ABI is :mod:`predmarket.devnet.abi`)."""

@@ -1,0 +1,1 @@
+"""Liveness and readiness: ``GET /v1/health`` and ``GET /v1/health/ready``."""

@@ -1,0 +1,1 @@
+"""Cross-cutting service code: errors, request ids, schemas, pagination, fields and facets."""
