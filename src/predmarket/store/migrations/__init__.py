@@ -1,0 +1,1 @@
+"""Alembic migration scripts, shipped in the package (run them with ``predmarket migrate``)."""

@@ -1,0 +1,1 @@
+"""Migration revisions: ``<date>_<rev>-<slug>.py``, one linear history."""
