@@ -8,38 +8,82 @@ and dropped afterwards. An unreachable PostgreSQL is a failure, never a skip.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from predmarket.app import create_app
 from predmarket.settings import Settings
+from predmarket.store import migrate
 from predmarket.store.engine import create_engine
 
 TEST_DATABASE_ENV = "PREDMARKET_TEST_DATABASE_URL"
 
+EmptyDatabase = Callable[[], AbstractContextManager[str]]
 
-def _admin(base: URL, statement: str) -> None:
-    """Run one statement outside a transaction (CREATE/DROP DATABASE cannot run inside one)."""
-    import asyncpg  # the PostgreSQL driver is only needed when PostgreSQL is configured
 
-    dsn = base.set(drivername="postgresql").render_as_string(hide_password=False)
+def _pg_admin(admin_url: str, statement: str) -> None:
+    """Run one statement outside a transaction (CREATE/DROP DATABASE), from sync or async
+    tests alike: in a thread of its own, so it never meets the test's event loop."""
+    import asyncpg
 
     async def run() -> None:
-        conn = await asyncpg.connect(dsn, timeout=10)
+        conn = await asyncpg.connect(admin_url, timeout=10)
         try:
             await conn.execute(statement)
         finally:
             await conn.close()
 
-    asyncio.run(run())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, run()).result()
+
+
+@contextmanager
+def _empty_database(directory: Path) -> Iterator[str]:
+    configured = os.environ.get(TEST_DATABASE_ENV)
+    if not configured:
+        yield f"sqlite:///{directory / f'empty_{secrets.token_hex(4)}.db'}"
+        return
+    base = make_url(configured)
+    admin = base.set(drivername="postgresql").render_as_string(hide_password=False)
+    name = f"predmarket_store_{os.getpid()}_{secrets.token_hex(4)}"
+    _pg_admin(admin, f'CREATE DATABASE "{name}"')
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        _pg_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def empty_database(tmp_path: Path) -> EmptyDatabase:
+    """A factory of private empty databases: ``with empty_database() as url: ...``."""
+    return lambda: _empty_database(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def migrated_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private database migrated to head, shared by one test module."""
+    with _empty_database(tmp_path_factory.mktemp("migrated")) as url:
+        migrate.upgrade(url)
+        yield url
+
+
+@pytest.fixture
+async def migrated_engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(migrated_url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -54,11 +98,12 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if base.get_backend_name() not in ("postgresql", "postgres"):
         raise pytest.UsageError(f"{TEST_DATABASE_ENV} must be a postgresql:// URL")
     name = f"predmarket_test_{os.getpid()}_{secrets.token_hex(4)}"
-    _admin(base, f'CREATE DATABASE "{name}"')
+    admin = base.set(drivername="postgresql").render_as_string(hide_password=False)
+    _pg_admin(admin, f'CREATE DATABASE "{name}"')
     try:
         yield base.set(database=name).render_as_string(hide_password=False)
     finally:
-        _admin(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _pg_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
