@@ -16,19 +16,27 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import httpx
+import hypothesis
 import pytest
 from fastapi import FastAPI
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from predmarket.app import create_app
-from predmarket.settings import Settings
+from predmarket.settings import IndexerSettings, Settings
 from predmarket.store import migrate
 from predmarket.store.engine import create_engine
 
 TEST_DATABASE_ENV = "PREDMARKET_TEST_DATABASE_URL"
 
 EmptyDatabase = Callable[[], AbstractContextManager[str]]
+
+# CI shares two cores with other work: a slow example is not a failure. Tests that need more
+# examples or other limits still say so with their own @settings, which inherit this profile.
+hypothesis.settings.register_profile(
+    "predmarket", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow]
+)
+hypothesis.settings.load_profile(os.environ.get("PREDMARKET_HYPOTHESIS_PROFILE", "predmarket"))
 
 
 def _pg_admin(admin_url: str, statement: str) -> None:
@@ -128,6 +136,7 @@ def app_settings(tmp_path: Path, database_url: str) -> Settings:
         database_url=database_url,
         node_url="http://127.0.0.1:9",  # nothing listens there: no test reaches a real node
         demo=False,
+        indexer=IndexerSettings(enabled=False),  # tests that index start their own
         secret_key=TEST_SECRET,
     )
 

@@ -22,18 +22,35 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from predmarket import __version__
+from predmarket.books import cache as books_cache
+from predmarket.books import router as books
 from predmarket.health import router as health
 from predmarket.health import service as health_service
+from predmarket.indexer import Indexer
 from predmarket.kit.bodylimit import BodyLimitMiddleware
 from predmarket.kit.errors import UnhandledErrorMiddleware, install_error_handlers
 from predmarket.kit.pagination import CursorCodec
 from predmarket.kit.requestid import RequestIdMiddleware
+from predmarket.markets import router as markets
+from predmarket.node import NodeClient, RetryPolicy
 from predmarket.openapi import install_openapi
+from predmarket.orders import router as orders
+from predmarket.protocol import router as protocol
 from predmarket.settings import Settings
 from predmarket.store.engine import create_engine
+from predmarket.transactions import router as transactions
+from predmarket.tx import router as tx
 
 # Registration point: one router per domain, in the order their paths should match.
-ROUTERS: tuple[APIRouter, ...] = (health.router,)
+ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    tx.router,
+    markets.router,
+    books.router,
+    orders.router,
+    transactions.router,
+    protocol.router,
+)
 
 
 def _engine(settings: Settings) -> AsyncEngine:
@@ -55,8 +72,27 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resources.push_async_callback(engine.dispose)
         app.state.engine = engine
         health_service.register_check(app, "database", health_service.database_check(engine))
-        # Next resources enter here, each with its cleanup on `resources`: the node client
-        # (registers the "node" check), the embedded devnet, the indexer ("indexer" check),
+        # The in-memory order books, following the outbox (docs/books.md).
+        app.state.books = await resources.enter_async_context(
+            books_cache.running(engine, settings.books)
+        )
+        # The node client and the indexer (docs/indexer.md); without a node_url, none.
+        app.state.node = app.state.indexer = None
+        if settings.node_url:
+            retry = RetryPolicy(attempts=settings.node.retries + 1)
+            node = NodeClient(
+                settings.node_url, timeout_s=settings.node.timeout_seconds, retry=retry
+            )
+            resources.push_async_callback(node.aclose)
+            app.state.node = node
+            health_service.register_check(app, "node", health_service.node_check(node))
+            if settings.indexer.enabled:
+                indexer = Indexer.from_settings(engine, node, settings.indexer)
+                indexer.start()
+                resources.push_async_callback(indexer.stop)
+                app.state.indexer = indexer
+                health_service.register_check(app, "indexer", indexer.health)
+        # Next resources enter here, each with its cleanup on `resources`: the embedded devnet,
         # the realtime broker, the webhook worker.
         app.state.started_at = time.monotonic()
         yield

@@ -47,6 +47,26 @@ class NodeSettings(BaseModel):
     retries: int = Field(default=3, ge=0, description="retries of idempotent node reads")
 
 
+class IndexerSettings(BaseModel):
+    """The chain indexer (``predmarket.indexer``; docs/indexer.md)."""
+
+    enabled: bool = Field(default=True, description="run the indexer in this process")
+    registry_address: str | None = Field(
+        default=None,
+        description="the market registry to follow; None asks a devnet node (GET /devnet/config)",
+    )
+    poll_interval_seconds: float = Field(default=0.5, gt=0, description="idle wait between polls")
+    initial_backoff_seconds: float = Field(default=0.5, gt=0, description="first retry delay")
+    max_backoff_seconds: float = Field(default=30.0, gt=0, description="retry delay cap")
+    confirmations: int = Field(
+        default=0, ge=0, description="apply a block's events once it has this many confirmations"
+    )
+    concurrency: int = Field(default=8, ge=1, description="market event pages fetched at once")
+    stale_after_seconds: float = Field(
+        default=30.0, gt=0, description="readiness reports the indexer down after this long"
+    )
+
+
 class AuthSettings(BaseModel):
     """Wallet challenges and sessions (spec part 5)."""
 
@@ -88,6 +108,29 @@ class ApiSettings(BaseModel):
     health_check_timeout_seconds: float = Field(default=2.0, gt=0)
 
 
+class BookSettings(BaseModel):
+    """The in-memory order books (``predmarket.books.cache``), kept current from the outbox."""
+
+    poll_interval_ms: int = Field(default=200, ge=1, description="outbox poll period")
+    batch_size: int = Field(default=1000, ge=1, description="outbox rows read per poll")
+
+
+class ProtocolSettings(BaseModel):
+    """What ``GET /v1/protocol/config`` publishes beyond what the node tells.
+
+    The contracts are the market registry the indexer follows (``indexer.registry_address``, or
+    the embedded devnet's) and the collateral token that registry names.
+    """
+
+    network_name: str | None = Field(
+        default=None, description="e.g. mainnet, testnet; default: from the node's network id"
+    )
+    public_node_url: str | None = Field(
+        default=None, description="node URL clients submit to, when not the service's own"
+    )
+    config_ttl_seconds: float = Field(default=300.0, ge=0, description="config cache lifetime")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PREDMARKET_", env_nested_delimiter="__")
 
@@ -113,11 +156,14 @@ class Settings(BaseSettings):
 
     db: DbSettings = Field(default_factory=DbSettings)
     node: NodeSettings = Field(default_factory=NodeSettings)
+    indexer: IndexerSettings = Field(default_factory=IndexerSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     realtime: RealtimeSettings = Field(default_factory=RealtimeSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    books: BookSettings = Field(default_factory=BookSettings)
+    protocol: ProtocolSettings = Field(default_factory=ProtocolSettings)
 
     @model_validator(mode="after")
     def _workers_need_a_shared_database(self) -> Settings:

@@ -33,7 +33,10 @@ class TestLiveness:
 
 
 class TestReadiness:
-    async def test_ready_with_the_database_up(self, client: httpx.AsyncClient) -> None:
+    async def test_ready_with_the_database_up(
+        self, client: httpx.AsyncClient, app: FastAPI
+    ) -> None:
+        app.state.health_checks.pop("node")  # the fixture's node is a dead port
         r = await client.get("/v1/health/ready")
         assert r.status_code == 200
         body = r.json()

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from predmarket import __version__
 from predmarket.health.schemas import ComponentHealth, Liveness, Readiness
+from predmarket.node import NodeClient
 
 HealthCheck = Callable[[], Awaitable[ComponentHealth]]
 """Reports one component; may raise or hang (both count as down)."""
@@ -64,6 +65,18 @@ def database_check(engine: AsyncEngine) -> HealthCheck:
     async def check() -> ComponentHealth:
         async with engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
+        return ComponentHealth(status="up")
+
+    return check
+
+
+def node_check(node: NodeClient) -> HealthCheck:
+    """``GET /infos/self-clique``: up when the node answers and is synced, degraded when not."""
+
+    async def check() -> ComponentHealth:
+        clique = await node.self_clique()
+        if not clique.synced:
+            return ComponentHealth(status="degraded", detail="node not synced")
         return ComponentHealth(status="up")
 
     return check

@@ -32,7 +32,7 @@ MARKET_STATUSES: Final = ("open", "resolved")
 RESOLUTIONS: Final = tuple(r.value for r in Resolution)
 #: What an empty side of a book reports (spec 2.1: summaries carry ticks in 0..1000).
 NO_BID: Final = 0
-NO_ASK: Final = 1000
+NO_ASK: Final = 0  # one rule for both sides: 0 means "no order on this side"
 
 market = Table(
     "market",

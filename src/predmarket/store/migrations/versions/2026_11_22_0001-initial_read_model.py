@@ -178,9 +178,9 @@ def upgrade() -> None:
             comment="yes tick of the latest trade",
         ),
         sa.Column("best_bid_yes", sa.SmallInteger(), server_default="0", nullable=False),
-        sa.Column("best_ask_yes", sa.SmallInteger(), server_default="1000", nullable=False),
+        sa.Column("best_ask_yes", sa.SmallInteger(), server_default="0", nullable=False),
         sa.Column("best_bid_no", sa.SmallInteger(), server_default="0", nullable=False),
-        sa.Column("best_ask_no", sa.SmallInteger(), server_default="1000", nullable=False),
+        sa.Column("best_ask_no", sa.SmallInteger(), server_default="0", nullable=False),
         sa.Column(
             "open_interest",
             types.Amount(),

@@ -1,0 +1,1 @@
+"""Market reads: lists, detail with phases, categories, tags, events, search and trending."""

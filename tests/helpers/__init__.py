@@ -1,0 +1,1 @@
+"""Small typed helpers that put test data straight into a migrated database."""
