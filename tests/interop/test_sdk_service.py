@@ -11,13 +11,9 @@ rests in the book, the second one's complementary buy mints against it, and both
 
 from __future__ import annotations
 
-import json
 import os
-import queue
 import shutil
-import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -25,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from devnet_sdk import DevnetClient
 
 from predmarket.alephium.address import KeyType
 from predmarket.alephium.signing import generate_private_key, public_key_from_private
@@ -41,86 +38,16 @@ from service_process import (
 
 pytestmark = [pytest.mark.interop, pytest.mark.db]
 
-JS_DIR = Path(__file__).parent / "js"
-RESPONSE_TIMEOUT = 60.0
 PRICE = 555
 
 
-class SdkWallets:
-    """``node js/devnet_client.js``: one JSON request line in, one response line out."""
-
-    def __init__(self, node: str) -> None:
-        self._proc = subprocess.Popen(
-            [node, "devnet_client.js"],
-            cwd=JS_DIR,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: list[str] = []
-        self._next_id = 0
-        self.requests: list[str] = []
-        self._pumps = [
-            threading.Thread(target=self._pump, args=(self._proc.stdout, True), daemon=True),
-            threading.Thread(target=self._pump, args=(self._proc.stderr, False), daemon=True),
-        ]
-        for pump in self._pumps:
-            pump.start()
-
-    def _pump(self, stream: Any, is_stdout: bool) -> None:
-        for line in stream:
-            if is_stdout:
-                self._lines.put(line)
-            else:
-                self._stderr.append(line.rstrip("\n"))
-        if is_stdout:
-            self._lines.put(None)
-
-    def ok(self, op: str, **args: Any) -> Any:
-        self._next_id += 1
-        assert self._proc.stdin is not None
-        self._proc.stdin.write(json.dumps({"id": self._next_id, "op": op, "args": args}) + "\n")
-        self._proc.stdin.flush()
-        try:
-            line = self._lines.get(timeout=RESPONSE_TIMEOUT)
-        except queue.Empty:
-            raise AssertionError(f"devnet_client.js did not answer {op}") from None
-        if line is None:
-            raise AssertionError("devnet_client.js exited:\n" + "\n".join(self._stderr[-20:]))
-        response = json.loads(line)
-        assert response["id"] == self._next_id
-        self.requests += response["requests"]
-        if "error" in response:
-            raise AssertionError(f"SDK refused {op}: {response['error']} {response['requests']}")
-        return response["result"]
-
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        for pump in self._pumps:
-            pump.join(10)
-        for stream in (self._proc.stdout, self._proc.stderr):
-            if stream is not None:
-                stream.close()
-
-
 @pytest.fixture
-def sdk(oracle: object) -> Iterator[SdkWallets]:
+def sdk(oracle: object) -> Iterator[DevnetClient]:
     # ``oracle`` found node, installed the pinned SDK and checked it (or skipped the test).
     del oracle
     node = shutil.which("node")
     assert node is not None
-    wallets = SdkWallets(node)
+    wallets = DevnetClient(node)
     try:
         yield wallets
     finally:
@@ -140,7 +67,7 @@ def service(
             yield running.wait_banner()
 
 
-def sdk_account(sdk: SdkWallets, node: Node, key_type: str) -> dict[str, Any]:
+def sdk_account(sdk: DevnetClient, node: Node, key_type: str) -> dict[str, Any]:
     """A funded SDK wallet; ``service`` is the address it trades from (groupless: ``:0``,
     the group of the protocol's contracts, where the API builds its transactions)."""
     private_key = generate_private_key()
@@ -154,7 +81,7 @@ def sdk_account(sdk: SdkWallets, node: Node, key_type: str) -> dict[str, Any]:
 
 
 def test_sdk_wallets_sign_what_the_service_builds(
-    sdk: SdkWallets, service: ServiceProcess, tmp_path: Path
+    sdk: DevnetClient, service: ServiceProcess, tmp_path: Path
 ) -> None:
     api = httpx.Client(base_url=service.api_url, timeout=30)
     config = api.get("/v1/protocol/config").json()
