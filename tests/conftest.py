@@ -23,7 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from predmarket.app import create_app
-from predmarket.settings import IndexerSettings, Settings
+from predmarket.settings import IndexerSettings, LimitSettings, Settings
 from predmarket.store import migrate
 from predmarket.store.engine import create_engine
 
@@ -127,6 +127,19 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 
 TEST_SECRET = "test-secret-not-for-production-0123456789"
 
+#: Budgets no functional test reaches; rate-limit tests set their own (tests/*/ratelimit/).
+HIGH_LIMITS = LimitSettings(
+    anonymous_reads_per_minute=1_000_000,
+    anonymous_writes_per_minute=1_000_000,
+    session_reads_per_minute=1_000_000,
+    session_writes_per_minute=1_000_000,
+    elevated_reads_per_minute=1_000_000,
+    elevated_writes_per_minute=1_000_000,
+    developer_reads_per_minute=1_000_000,
+    developer_writes_per_minute=1_000_000,
+    stream_connections_per_minute=1_000_000,
+)
+
 
 @pytest.fixture
 def app_settings(tmp_path: Path, database_url: str) -> Settings:
@@ -138,6 +151,7 @@ def app_settings(tmp_path: Path, database_url: str) -> Settings:
         demo=False,
         indexer=IndexerSettings(enabled=False),  # tests that index start their own
         secret_key=TEST_SECRET,
+        limits=HIGH_LIMITS,
     )
 
 

@@ -179,6 +179,13 @@ def serve(
             help="port of the embedded devnet [default: 22973, or a free port when it is taken]",
         ),
     ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            help="redis://… holding the rate-limit counters, shared by all workers "
+            "[PREDMARKET_REDIS_URL; counted in each process]"
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
     access_log: Annotated[bool, typer.Option(help="log every request")] = False,
 ) -> None:
@@ -195,6 +202,7 @@ def serve(
         node_url=node_url,
         demo=demo,
         workers=workers,
+        redis_url=redis_url,
     )
     try:
         run(

@@ -36,7 +36,7 @@ import uvicorn
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from predmarket import __version__
+from predmarket import __version__, ratelimit
 from predmarket.demo import seed as demo_seed
 from predmarket.devnet.genesis import CONFIG_FILE
 from predmarket.devnet.server import (
@@ -161,6 +161,8 @@ def export_environment(settings: Settings) -> None:
         "WORKERS": str(settings.workers),
         "PROFILE": settings.profile,
     }
+    if settings.redis_url:
+        values["REDIS_URL"] = settings.redis_url
     for name, value in values.items():
         os.environ[f"PREDMARKET_{name}"] = value
 
@@ -181,8 +183,23 @@ def banner(settings: Settings, api_url: str, prepared: Backend) -> list[str]:
         f"  node       {devnet}",
         f"  database   {shown_url(settings.resolved_database_url())}  ({prepared.schema})",
         f"  data dir   {data_dir}",
+        f"  limits     {_limits_line(settings)}",
         f"  demo       {prepared.demo}",
     ]
+
+
+def _limits_line(settings: Settings) -> str:
+    limits = settings.limits
+    where = (
+        f"counted in Redis {shown_url(settings.redis_url)}"
+        if settings.redis_url
+        else "counted in each process"
+    )
+    return (
+        f"{limits.anonymous_reads_per_minute}/{limits.anonymous_writes_per_minute} reads/writes "
+        f"per {limits.window_seconds} s anonymous, {limits.session_reads_per_minute}/"
+        f"{limits.session_writes_per_minute} signed in; {where}"
+    )
 
 
 def _api_url(host: str, port: int) -> str:
@@ -199,6 +216,10 @@ def serve(
     echo: Echo = print,
 ) -> None:
     """Run the service in the foreground until SIGINT/SIGTERM; raises :class:`ServeError`."""
+    try:
+        ratelimit.check_redis(settings)
+    except ratelimit.RateLimitStoreError as e:
+        raise ServeError(str(e)) from None
     with backend(settings, devnet_port=devnet_port) as prepared:
         app_settings = prepared.settings
         try:
@@ -218,6 +239,10 @@ def serve(
                     log_level=log_level,
                     access_log=access_log,
                     timeout_graceful_shutdown=10,
+                    # X-Forwarded-For/-Proto are believed from the rate limiter's trusted proxies
+                    # only (uvicorn's own default trusts loopback).
+                    proxy_headers=bool(settings.limits.trusted_proxies),
+                    forwarded_allow_ips=settings.limits.trusted_proxies or None,
                 )
                 from uvicorn.supervisors import Multiprocess
 
@@ -230,6 +255,10 @@ def serve(
                     log_level=log_level,
                     access_log=access_log,
                     timeout_graceful_shutdown=10,
+                    # X-Forwarded-For/-Proto are believed from the rate limiter's trusted proxies
+                    # only (uvicorn's own default trusts loopback).
+                    proxy_headers=bool(settings.limits.trusted_proxies),
+                    forwarded_allow_ips=settings.limits.trusted_proxies or None,
                 )
                 server = ForegroundServer(config)
                 server.run(sockets=[sock])

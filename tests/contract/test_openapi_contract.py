@@ -82,7 +82,10 @@ async def test_every_operation_is_documented(doc: dict[str, Any]) -> None:
         assert ok, f"{where} has no success response"
         for status in ok:
             if status != "204":
-                assert op["responses"][status]["content"]["application/json"]["schema"], where
+                # JSON everywhere, except the realtime stream's event stream.
+                content = op["responses"][status]["content"]
+                media = "text/event-stream" if where.endswith("/v1/realtime/stream") else None
+                assert content[media or "application/json"]["schema"], where
         # validation errors are 400 here; a 422 is only ever a declared error (spec 7.2:
         # INSUFFICIENT_BALANCE of a build call), never FastAPI's HTTPValidationError
         unprocessable = op["responses"].get("422", {})

@@ -34,6 +34,13 @@ START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 TEST_DATABASE_ENV = "PREDMARKET_TEST_DATABASE_URL"
 
+#: Rate limits no functional test reaches; a test that wants the real ones passes its own env.
+HIGH_LIMITS_ENV = {
+    f"PREDMARKET_LIMITS__{tier}_{kind}_PER_MINUTE": "1000000"
+    for tier in ("ANONYMOUS", "SESSION", "ELEVATED", "DEVELOPER")
+    for kind in ("READS", "WRITES")
+} | {"PREDMARKET_LIMITS__STREAM_CONNECTIONS_PER_MINUTE": "1000000"}
+
 
 class ServiceFailed(AssertionError):
     """The service did not start, answer or stop as expected; carries its output."""
@@ -44,6 +51,7 @@ class ServiceProcess:
 
     def __init__(self, args: Sequence[str], *, env: dict[str, str] | None = None) -> None:
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("PREDMARKET_")}
+        child_env.update(HIGH_LIMITS_ENV)
         child_env.update(env or {})
         self.args = list(args)
         self.proc = subprocess.Popen(

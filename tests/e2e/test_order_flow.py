@@ -16,7 +16,9 @@ import httpx
 import pytest
 from service_process import Node, ServiceProcess, Wallet, create_market, eventually
 
+from helpers.auth import sign_in_sync
 from predmarket.alephium.address import KeyType
+from predmarket.alephium.signing import sign_message
 from predmarket.alephium.tx import decode_unsigned_tx, tx_id
 from predmarket.exchange import SHARE, buy_lock
 
@@ -34,6 +36,18 @@ class Api:
         assert response.status_code == 200, f"GET {path}: {response.status_code} {response.text}"
         return response.json()
 
+    def sign_in(self, wallet: Wallet) -> dict[str, str]:
+        """A bearer session of ``wallet`` (builds need the signer's own session): its headers."""
+        key_type = "gl-secp256k1" if wallet.key_type == KeyType.GL_SECP256K1 else "default"
+        signed = sign_in_sync(
+            self.http,
+            address=wallet.address,
+            public_key=wallet.public_key.hex(),
+            key_type=key_type,
+            sign=lambda text: sign_message(wallet.private_key, text),
+        )
+        return signed.headers
+
     def build_order(
         self, market: str, wallet: Wallet, *, side: str, outcome: str, price: int, quantity: int
     ) -> dict[str, Any]:
@@ -46,7 +60,9 @@ class Api:
             "price": price,
             "quantity": str(quantity),
         }
-        response = self.http.post(f"/v1/tx/markets/{market}/orders", json=body)
+        response = self.http.post(
+            f"/v1/tx/markets/{market}/orders", json=body, headers=self.sign_in(wallet)
+        )
         assert response.status_code == 200, response.text
         built: dict[str, Any] = response.json()
         return built

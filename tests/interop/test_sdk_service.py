@@ -23,6 +23,7 @@ import httpx
 import pytest
 from devnet_sdk import DevnetClient
 
+from helpers.auth import sign_in_sync
 from predmarket.alephium.address import KeyType
 from predmarket.alephium.signing import generate_private_key, public_key_from_private
 from predmarket.exchange import SHARE, buy_lock
@@ -81,7 +82,7 @@ def sdk_account(sdk: DevnetClient, node: Node, key_type: str) -> dict[str, Any]:
 
 
 def test_sdk_wallets_sign_what_the_service_builds(
-    sdk: DevnetClient, service: ServiceProcess, tmp_path: Path
+    sdk: DevnetClient, oracle: Any, service: ServiceProcess, tmp_path: Path
 ) -> None:
     api = httpx.Client(base_url=service.api_url, timeout=30)
     config = api.get("/v1/protocol/config").json()
@@ -104,7 +105,23 @@ def test_sdk_wallets_sign_what_the_service_builds(
                 "price": price,
                 "quantity": str(quantity),
             }
-            built = api.post(f"/v1/tx/markets/{market.address}/orders", json=body)
+            # the signer's own session, signed in with the SDK's signMessage
+            session = sign_in_sync(
+                api,
+                address=account["trading"],
+                public_key=account["publicKey"],
+                key_type=account["keyType"],
+                sign=lambda text: oracle.ok(
+                    "signMessage",
+                    message=text,
+                    hasher="alephium",
+                    privateKey=account["privateKey"],
+                    keyType=account["keyType"],
+                )["signature"],
+            )
+            built = api.post(
+                f"/v1/tx/markets/{market.address}/orders", json=body, headers=session.headers
+            )
             assert built.status_code == 200, built.text
             tx = built.json()
             assert tx["collateralRequired"] == str(buy_lock(price, quantity))

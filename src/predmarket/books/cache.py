@@ -25,9 +25,7 @@ Nothing here is the only copy of anything: a restart rebuilds it from the databa
 
 from __future__ import annotations
 
-import asyncio
 import calendar
-import contextlib
 import logging
 from bisect import bisect_left, insort
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -42,6 +40,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from predmarket.books import queries
 from predmarket.books.schemas import BookSide, OrderBook, PriceLevel, PriceQuote
 from predmarket.exchange import TICK_SCALE
+from predmarket.kit.follower import OutboxFollower
 from predmarket.settings import BookSettings
 
 log = logging.getLogger("predmarket.books")
@@ -53,8 +52,6 @@ _OUTCOMES: Final = {"yes": 0, "no": 1}
 _SIDES: Final = {"buy": 0, "sell": 1}
 #: What an empty side of a book reports (spec 2.1's 0..1000 summary ticks).
 EMPTY_SIDE: Final = 0
-_STOP_TIMEOUT_S: Final = 10.0
-_MAX_BACKOFF_S: Final = 5.0
 
 
 class BookEventError(ValueError):
@@ -347,29 +344,17 @@ def _build(rows: queries.BookRows) -> list[MarketBook]:
 # -- the cache -----------------------------------------------------------------------------------
 
 
-def _brief(error: Exception) -> str:
-    """The class and first line of an error (SQLAlchemy's messages go on to quote the SQL)."""
-    lines = str(error).splitlines()
-    return f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
-
-
-class BookCache:
+class BookCache(OutboxFollower):
     """Every market's book in memory; see the module's docstring. One per process
     (``app.state.books``), started and stopped by the app's lifespan (:func:`running`)."""
+
+    label = "order books"
 
     def __init__(
         self, engine: AsyncEngine, *, poll_interval_s: float = 0.2, batch_size: int = 1000
     ) -> None:
-        self._engine = engine
-        self._poll_interval_s = poll_interval_s
-        self._batch_size = batch_size
+        super().__init__(engine, poll_interval_s=poll_interval_s, batch_size=batch_size)
         self._books: dict[str, MarketBook] = {}
-        self._last_seen = 0
-        self._ready = False
-        self._lock = asyncio.Lock()  # one reader of the outbox at a time
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._task: asyncio.Task[None] | None = None
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -377,11 +362,6 @@ class BookCache:
     def ready(self) -> bool:
         """True once every market has been loaded."""
         return self._ready
-
-    @property
-    def last_event_id(self) -> int:
-        """The last outbox id applied: every book reflects every event up to it."""
-        return self._last_seen
 
     def __len__(self) -> int:
         return len(self._books)
@@ -400,61 +380,6 @@ class BookCache:
         return self._books.get(address)
 
     # -- life cycle ------------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        """Load every market (a failure is retried in the background) and follow the outbox."""
-        try:
-            await self._load_all()
-        except Exception as e:  # the database may not be migrated yet: keep trying
-            log.warning("order books: initial load failed (%s); retrying", _brief(e))
-        self._task = asyncio.create_task(self._run(), name="predmarket-books")
-
-    async def stop(self) -> None:
-        """Stop following; a poll in flight finishes first (its queries are never cut off)."""
-        self._stopping = True
-        self._wake.set()
-        task, self._task = self._task, None
-        if task is None:
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(task), _STOP_TIMEOUT_S)
-        except TimeoutError:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    def notify(self) -> None:
-        """New outbox rows exist: poll now instead of at the next tick."""
-        self._wake.set()
-
-    async def sync(self) -> int:
-        """Apply everything the outbox holds now; returns the last event id applied."""
-        if not self._ready:
-            await self._load_all()
-        while await self._poll_once() >= self._batch_size:
-            pass
-        return self._last_seen
-
-    async def _sleep(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
-        self._wake.clear()
-
-    async def _run(self) -> None:
-        backoff = self._poll_interval_s
-        while not self._stopping:
-            try:
-                if not self._ready:
-                    await self._load_all()
-                applied = await self._poll_once()
-            except Exception as e:
-                log.warning("order books: following the outbox failed (%s)", _brief(e))
-                backoff = min(max(backoff * 2, self._poll_interval_s), _MAX_BACKOFF_S)
-                await self._sleep(backoff)
-                continue
-            backoff = self._poll_interval_s
-            if applied < self._batch_size:
-                await self._sleep(self._poll_interval_s)
 
     # -- loading ---------------------------------------------------------------------------------
 

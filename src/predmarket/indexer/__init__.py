@@ -7,10 +7,17 @@ block batch (docs/indexer.md).
 from __future__ import annotations
 
 from predmarket.indexer.errors import EventDecodeError, IndexerError, ReorgDetected
-from predmarket.indexer.service import INDEXER_LOCK_KEY, Indexer, discover_registry, run_once
+from predmarket.indexer.service import (
+    INDEXER_LOCK_KEY,
+    CommitListener,
+    Indexer,
+    discover_registry,
+    run_once,
+)
 
 __all__ = [
     "INDEXER_LOCK_KEY",
+    "CommitListener",
     "EventDecodeError",
     "Indexer",
     "IndexerError",

@@ -16,6 +16,10 @@
 - **One indexer per database.** On PostgreSQL the background loop holds a session-level advisory
   lock; other workers skip indexing and retry the lock now and then (they take over when the
   holder dies). With SQLite the indexer runs in the one process.
+- **Listeners.** Callbacks registered with ``on_commit=`` or :meth:`Indexer.add_listener` run
+  after every committed batch (the in-memory caches of the app poll the outbox at once instead
+  of at their next tick). They are called synchronously and must not block; one that raises is
+  logged and the indexer goes on.
 
 See docs/indexer.md.
 """
@@ -29,7 +33,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
@@ -59,6 +63,9 @@ _T = TypeVar("_T")
 INDEXER_LOCK_KEY: Final = 0x70726D_696478  # "prm" "idx"
 #: How often a worker that is not the indexer tries to take the lock over.
 LEADER_RETRY_S: Final = 5.0
+
+#: A callback run after each committed batch (``Indexer(on_commit=[...])``, ``add_listener``).
+CommitListener = Callable[[], object]
 
 
 class _AlreadyApplied(Exception):
@@ -119,6 +126,7 @@ class Indexer:
         stale_after_s: float = 30.0,
         leader_retry_s: float = LEADER_RETRY_S,
         clock: Callable[[], float] = time.monotonic,
+        on_commit: Iterable[CommitListener] = (),
     ) -> None:
         self.engine = engine
         self.node = node
@@ -152,10 +160,16 @@ class Indexer:
         self._units: set[asyncio.Future[Any]] = set()
         self._stopping = False
         self._wake = asyncio.Event()
+        self._listeners: list[CommitListener] = list(on_commit)
 
     @classmethod
     def from_settings(
-        cls, engine: AsyncEngine, node: NodeClient, settings: IndexerSettings
+        cls,
+        engine: AsyncEngine,
+        node: NodeClient,
+        settings: IndexerSettings,
+        *,
+        on_commit: Iterable[CommitListener] = (),
     ) -> Indexer:
         return cls(
             engine,
@@ -167,7 +181,26 @@ class Indexer:
             max_backoff_s=settings.max_backoff_seconds,
             concurrency=settings.concurrency,
             stale_after_s=settings.stale_after_seconds,
+            on_commit=on_commit,
         )
+
+    # -- listeners -----------------------------------------------------------------------------
+
+    def add_listener(self, listener: CommitListener) -> None:
+        """Call ``listener()`` after every batch this indexer commits from now on."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: CommitListener) -> None:
+        """Stop calling ``listener`` (no error when it was not registered)."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def _committed(self) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener()
+            except Exception:  # a listener's failure is its own; the batch is committed
+                log.exception("indexer commit listener %r failed", listener)
 
     # -- one pass ------------------------------------------------------------------------------
 
@@ -326,6 +359,7 @@ class Indexer:
             self._markets[m.address] = m
             self._checkpoints[m.address] = self._applied[m.address] = 0
         self.events_applied += len(batch.events)
+        self._committed()
         return len(batch.events)
 
     # -- state ---------------------------------------------------------------------------------

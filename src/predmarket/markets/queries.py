@@ -21,6 +21,7 @@ from predmarket.store.tables.event_group import event_group
 from predmarket.store.tables.fill import fill
 from predmarket.store.tables.market import market
 from predmarket.store.tables.market_tag import market_tag
+from predmarket.store.tables.outbox import outbox
 
 StatusFilter = Literal["open", "closed", "resolved", "all"]
 SortName = Literal["created-at", "volume", "best-bid-yes", "recently-traded"]
@@ -69,7 +70,7 @@ _TAG_LIST: Final = (
 )
 
 
-def tags_in(row: Mapping[str, Any]) -> list[str]:
+def tags_in(row: Mapping[Any, Any]) -> list[str]:
     """The tags of a row selected with its ``tag_list``, alphabetical."""
     value = row["tag_list"]
     return sorted(str(value).split(_TAG_SEPARATOR)) if value else []
@@ -172,6 +173,20 @@ def summaries(*conditions: ColumnElement[bool]) -> Select[Any]:
         .select_from(_WITH_EVENT)
         .where(*conditions)
     )
+
+
+def list_rows(*conditions: ColumnElement[bool]) -> Select[Any]:
+    """What the in-memory market list holds of each market: the summary row, the
+    ``recently-traded`` sort key and the question folded the way the text filter folds it
+    (``lower()`` of the database: SQLite folds ASCII only, PostgreSQL's ILIKE every script)."""
+    return summaries(*conditions).add_columns(
+        market.c.last_fill_id, func.lower(market.c.question).label("question_folded")
+    )
+
+
+async def outbox_max_id(conn: AsyncConnection) -> int:
+    """The last outbox id (0 when empty): the event a snapshot of the read model reflects."""
+    return int(await conn.scalar(select(func.coalesce(func.max(outbox.c.id), 0))) or 0)
 
 
 def market_ids(*conditions: ColumnElement[bool]) -> Select[Any]:

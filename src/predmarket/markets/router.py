@@ -15,20 +15,17 @@ from predmarket.kit.deps import DbDep
 from predmarket.kit.facets import FacetsParam
 from predmarket.markets import service
 from predmarket.markets.deps import (
+    MARKET_LIST_PARAMETERS,
     MAX_TEXT_LENGTH,
     CategoryFields,
     CategoryParam,
     EventFields,
     EventPageDep,
-    MarketFields,
-    MarketFilterDep,
-    MarketPageDep,
+    MarketListDep,
     MarketRefDep,
-    OrderParam,
     SearchFields,
     SearchPageDep,
     SearchTypesDep,
-    SortParam,
     TagFields,
     TaxonomyPageDep,
     TrendingFields,
@@ -55,21 +52,26 @@ events_router = APIRouter(prefix="/v1/events", tags=["Events"])
 search_router = APIRouter(prefix="/v1/search", tags=["Search"])
 
 
-@markets_router.get("", response_model=MarketPage, **public("list"))
-async def list_markets(
-    db: DbDep,
-    page: MarketPageDep,
-    where: MarketFilterDep,
-    fields: MarketFields,
-    sort: SortParam = "created-at",
-    order: OrderParam = "desc",
-    facets: FacetsParam = False,
-) -> MarketPage | Response:
+# The parameters are parsed in one pass by ``deps.market_list_request`` and published from its
+# model (``deps.MarketListQuery``), not declared one by one: see that function.
+_LIST_ROUTE = public("list")
+_LIST_ROUTE["openapi_extra"]["parameters"] = MARKET_LIST_PARAMETERS
+
+
+@markets_router.get("", response_model=MarketPage, **_LIST_ROUTE)
+async def list_markets(req: MarketListDep) -> Response:
     """Markets, filtered and sorted; trading markets (status=open) newest first by default."""
-    body = await service.list_markets(
-        db, page=page, where=where, sort=sort, descending=order == "desc", facets=facets
+    body = await service.market_list_json(
+        req.engine,
+        req.cache,
+        page=req.page,
+        where=req.where,
+        sort=req.sort,
+        descending=req.descending,
+        facets=req.facets,
+        fields=req.fields,
     )
-    return fields.respond(body, items="markets")
+    return Response(body, media_type="application/json")
 
 
 @markets_router.get(

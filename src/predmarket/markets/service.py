@@ -6,18 +6,20 @@ a market's trading state depends on the time, not only on the rows.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from predmarket.alephium.address import is_valid_address
 from predmarket.exchange.units import TICK_SCALE
 from predmarket.kit.errors import InvalidRequest
 from predmarket.kit.facets import Facets
+from predmarket.kit.fields import FieldSelection
 from predmarket.kit.pagination import Keyset, PageRequest, paginate, paginate_items
 from predmarket.markets import _fuzzy, _trending, queries
 from predmarket.markets.errors import EventNotFound, MarketNotFound
@@ -65,6 +67,9 @@ from predmarket.markets.schemas import (
 from predmarket.store.tables.event_group import event_group
 from predmarket.store.tables.market import market
 
+if TYPE_CHECKING:
+    from predmarket.markets.cache import MarketListCache
+
 #: Largest id a market can have (``market.id`` is a 32-bit integer column).
 MAX_MARKET_ID: Final = 2**31 - 1
 #: Search reads at most this many hits of each type before ranking (markets: the most traded).
@@ -73,6 +78,8 @@ SEARCH_CAP: Final = 500
 MAX_TERMS: Final = 10
 # Search ranks taxonomy before events, events before markets, creators last.
 _TYPE_RANK: Final[dict[str, int]] = {"category": 0, "tag": 1, "event": 2, "market": 3, "creator": 4}
+#: No ``?fields=``: every field of the summary.
+_ALL_FIELDS: Final = FieldSelection()
 # Collateral ticks one share of (yes, no) redeems, per resolution (claims: winning share base
 # unit = one collateral base unit; invalid pays half for either).
 _PAYOUT_TICKS: Final[dict[str, tuple[int, int]]] = {
@@ -150,6 +157,12 @@ def market_status(row: Row, now: datetime) -> MarketStatus:
 
 
 def _summary_fields(row: Row, now: datetime) -> dict[str, Any]:
+    return summary_values(row, market_status(row, now))
+
+
+def summary_values(row: Row, status: MarketStatus) -> dict[str, Any]:
+    """The :class:`MarketSummary` fields of a row of :func:`queries.summaries`, with the
+    market's ``status`` at the time of the read (it moves with the clock at ``closeAt``)."""
     resolved = row["status"] == "resolved"
     return {
         "id": row["id"],
@@ -165,7 +178,7 @@ def _summary_fields(row: Row, now: datetime) -> dict[str, Any]:
         "best_bid_no": row["best_bid_no"],
         "best_ask_no": row["best_ask_no"],
         "created_at": row["created_at"],
-        "status": market_status(row, now),
+        "status": status,
         "close_at": row["close_at"],
         "creator": row["creator"],
         "event_slug": row["event_slug"],
@@ -257,6 +270,49 @@ async def list_markets(
         pagination=result.pagination,
         facets=facet_part,
     )
+
+
+def market_page_json(body: MarketPage, fields: FieldSelection) -> bytes:
+    """A page's JSON, its items projected onto ``fields`` (as ``FieldSelection.respond``)."""
+    if fields.names is None:
+        return body.model_dump_json(by_alias=True).encode()
+    data = body.model_dump(mode="json", by_alias=True)
+    data["markets"] = [fields.project(item) for item in data["markets"]]
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def market_list_json(
+    engine: AsyncEngine,
+    cache: MarketListCache | None,
+    *,
+    page: PageRequest,
+    where: MarketFilter,
+    sort: SortName = "created-at",
+    descending: bool = True,
+    facets: bool = False,
+    fields: FieldSelection = _ALL_FIELDS,
+    now: datetime | None = None,
+) -> bytes:
+    """``GET /v1/markets`` as JSON: from the in-memory list (``markets.cache``) when it can
+    answer, else from the database (:func:`list_markets`) — the same body either way."""
+    now = now or utcnow()
+    if cache is not None:
+        body = cache.page_json(
+            where,
+            sort=sort,
+            descending=descending,
+            page=page,
+            facets=facets,
+            fields=fields,
+            now=now,
+        )
+        if body is not None:
+            return body
+    async with engine.connect() as db:
+        result = await list_markets(
+            db, page=page, where=where, sort=sort, descending=descending, facets=facets, now=now
+        )
+    return market_page_json(result, fields)
 
 
 async def get_market(

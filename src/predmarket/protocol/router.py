@@ -31,7 +31,8 @@ def get_config_cache(request: Request) -> service.ConfigCache:
 
 def realtime_available(request: Request) -> bool:
     routes: list[BaseRoute] = request.app.routes
-    return service.serves_realtime(str(getattr(r, "path", "")) for r in routes)
+    enabled = request.app.state.settings.realtime.enabled
+    return enabled and service.serves_realtime(str(getattr(r, "path", "")) for r in routes)
 
 
 @router.get(

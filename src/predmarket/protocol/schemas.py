@@ -30,6 +30,9 @@ LIMITS_EXAMPLE: dict[str, Any] = {
     "rateLimits": {
         "anonymous": {"readsPerMinute": 60, "writesPerMinute": 10},
         "signedIn": {"readsPerMinute": 600, "writesPerMinute": 60},
+        "elevated": {"readsPerMinute": 3000, "writesPerMinute": 300},
+        "developerKey": {"readsPerMinute": 1200, "writesPerMinute": 120},
+        "streamConnectionsPerMinute": 600,
     },
     "pageSizes": {
         "markets": {"default": 50, "max": 200},
@@ -132,8 +135,11 @@ class RateLimits(BaseSchema):
 
     model_config = example(LIMITS_EXAMPLE["rateLimits"])
 
-    anonymous: RateLimit
-    signed_in: RateLimit
+    anonymous: RateLimit = Field(description="per client IP")
+    signed_in: RateLimit = Field(description="per wallet (session or legacy API key)")
+    elevated: RateLimit = Field(description="per allowlisted wallet")
+    developer_key: RateLimit = Field(description="per developer key, without a wallet credential")
+    stream_connections_per_minute: int = Field(description="realtime stream opens per client IP")
 
 
 class PageSize(BaseSchema):

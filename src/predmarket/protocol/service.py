@@ -204,6 +204,15 @@ def build_config(
                     reads_per_minute=limits.session_reads_per_minute,
                     writes_per_minute=limits.session_writes_per_minute,
                 ),
+                elevated=RateLimit(
+                    reads_per_minute=limits.elevated_reads_per_minute,
+                    writes_per_minute=limits.elevated_writes_per_minute,
+                ),
+                developer_key=RateLimit(
+                    reads_per_minute=limits.developer_reads_per_minute,
+                    writes_per_minute=limits.developer_writes_per_minute,
+                ),
+                stream_connections_per_minute=limits.stream_connections_per_minute,
             ),
             page_sizes={
                 # spec 8 (markets, reputation history) and this service's own lists
@@ -241,7 +250,7 @@ def build_config(
             topics=[RealtimeTopic(pattern=p, access=a) for p, a in TOPICS],
             heartbeat_seconds=realtime.heartbeat_seconds,
             dead_after_seconds=DEAD_AFTER_SECONDS,
-            replay_retention_seconds=None,
+            replay_retention_seconds=realtime.retention_seconds,
             cursor_query="lastEventId",
             cursor_header="Last-Event-ID",
             connections_per_minute=limits.stream_connections_per_minute,

@@ -7,11 +7,19 @@ from typing import Annotated, Final
 
 from fastapi import APIRouter, Path
 
+from predmarket.auth.deps import WalletDep
+from predmarket.auth.errors import CsrfFailed, SessionRequired, SignerMismatch
 from predmarket.kit.deps import DbDep
-from predmarket.kit.errors import InsufficientBalance, MarketClosed, UpstreamError, UpstreamTimeout
+from predmarket.kit.errors import (
+    InsufficientBalance,
+    InsufficientScope,
+    MarketClosed,
+    UpstreamError,
+    UpstreamTimeout,
+)
 from predmarket.openapi import public
 from predmarket.tx import service
-from predmarket.tx.deps import ChainCacheDep, NodeDep
+from predmarket.tx.deps import ChainCacheDep, NodeDep, check_signer
 from predmarket.tx.errors import MarketNotFound, OrderNotFound
 from predmarket.tx.schemas import EXAMPLE_MARKET, TxBuild, TxCancelOrder, TxPlaceOrder
 
@@ -43,10 +51,21 @@ OrderId = Annotated[
     response_model=TxBuild,
     **public(
         "placeOrder",
-        errors=[MarketNotFound, MarketClosed, InsufficientBalance, UpstreamError, UpstreamTimeout],
+        errors=[
+            SessionRequired,
+            CsrfFailed,
+            InsufficientScope,
+            SignerMismatch,
+            MarketNotFound,
+            MarketClosed,
+            InsufficientBalance,
+            UpstreamError,
+            UpstreamTimeout,
+        ],
     ),
 )
 async def place_order(
+    wallet: WalletDep,
     address: MarketAddress,
     body: TxPlaceOrder,
     db: DbDep,
@@ -55,7 +74,10 @@ async def place_order(
 ) -> TxBuild:
     """Build the unsigned transaction of one limit order: a buy locks price * quantity / 1000 *
     1.025 collateral (the 2.5% fee included), a sell locks the shares; both approve the 0.2 ALPH
-    order deposit. Nothing is submitted: sign ``txId`` and submit ``unsignedTx`` to the node."""
+    order deposit. Nothing is submitted: sign ``txId`` and submit ``unsignedTx`` to the node.
+    Needs the signer's wallet session (or API key with ``write:tx``): ``signerAddress`` must be
+    the authenticated wallet."""
+    check_signer(wallet, body.signer_address)
     return await service.build_place_order(db, node, cache, market_address=address, request=body)
 
 
@@ -65,6 +87,10 @@ async def place_order(
     **public(
         "cancelOrder",
         errors=[
+            SessionRequired,
+            CsrfFailed,
+            InsufficientScope,
+            SignerMismatch,
             OrderNotFound,
             MarketClosed,
             InsufficientBalance,
@@ -74,6 +100,7 @@ async def place_order(
     ),
 )
 async def cancel_order(
+    wallet: WalletDep,
     address: MarketAddress,
     id: OrderId,
     body: TxCancelOrder,
@@ -83,7 +110,9 @@ async def cancel_order(
 ) -> TxBuild:
     """Build the unsigned transaction cancelling one of the signer's open orders; its lock and
     deposit come back when it is mined. The signer is named in the JSON body of this DELETE.
-    An order that does not exist, is no longer open or is not the signer's is a 404."""
+    An order that does not exist, is no longer open or is not the signer's is a 404. Needs the
+    signer's wallet session (or API key with ``write:tx``)."""
+    check_signer(wallet, body.signer_address)
     return await service.build_cancel_order(
         db, node, cache, market_address=address, order_id=id, request=body
     )

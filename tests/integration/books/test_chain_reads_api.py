@@ -274,9 +274,25 @@ class TestProtocolConfig:
             "decimals": 18,
         }
         limits = body["limits"]
+        rl = app_settings.limits
         assert limits["rateLimits"] == {
-            "anonymous": {"readsPerMinute": 60, "writesPerMinute": 10},
-            "signedIn": {"readsPerMinute": 600, "writesPerMinute": 60},
+            "anonymous": {
+                "readsPerMinute": rl.anonymous_reads_per_minute,
+                "writesPerMinute": rl.anonymous_writes_per_minute,
+            },
+            "signedIn": {
+                "readsPerMinute": rl.session_reads_per_minute,
+                "writesPerMinute": rl.session_writes_per_minute,
+            },
+            "elevated": {
+                "readsPerMinute": rl.elevated_reads_per_minute,
+                "writesPerMinute": rl.elevated_writes_per_minute,
+            },
+            "developerKey": {
+                "readsPerMinute": rl.developer_reads_per_minute,
+                "writesPerMinute": rl.developer_writes_per_minute,
+            },
+            "streamConnectionsPerMinute": rl.stream_connections_per_minute,
         }
         assert limits["orderbookDepth"] == {"default": 20, "max": 100}
         assert limits["pageSizes"]["markets"] == {"default": 50, "max": 200}

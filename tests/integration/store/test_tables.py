@@ -124,6 +124,11 @@ class TestConventions:
             ("chain_event", "fields"),
             ("outbox", "key"),
             ("outbox", "payload"),
+            ("developer_key_event", "details"),
+            ("platform_setting", "value"),
+            ("webhook_subscription", "topics"),
+            ("webhook_subscription", "feeds"),
+            ("webhook_delivery", "event"),
         }
 
 

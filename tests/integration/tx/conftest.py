@@ -7,21 +7,20 @@ database, pointed at the devnet's URL (or at a dead or silent port for the failu
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tx_harness import Chain, CreatedMarket, Wallet, insert_market
+from tx_harness import Chain, ClientFactory, CreatedMarket, Wallet, insert_market, signer_key
 
+from helpers.auth import auto_sign_in
 from predmarket.app import create_app
 from predmarket.settings import IndexerSettings, NodeSettings, Settings
 
 TEST_SECRET = "test-secret-not-for-production-0123456789"
-
-ClientFactory = Callable[..., AbstractAsyncContextManager[httpx.AsyncClient]]
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +58,13 @@ def dead_node() -> str:
 @pytest.fixture
 def service(tmp_path: Path, migrated_url: str) -> ClientFactory:
     """``async with service(node_url) as client``: the app on the test database, pointed at a
-    node, with its lifespan run around the block."""
+    node, with its lifespan run around the block. The client signs in as the wallet each
+    ``/v1/tx`` build names (``sign_in=False``: an anonymous client)."""
 
     @asynccontextmanager
-    async def make(node_url: str, *, timeout_s: float = 10.0) -> AsyncIterator[httpx.AsyncClient]:
+    async def make(
+        node_url: str, *, timeout_s: float = 10.0, sign_in: bool = True
+    ) -> AsyncIterator[httpx.AsyncClient]:
         settings = Settings(
             data_dir=tmp_path / "data",
             database_url=migrated_url,
@@ -77,7 +79,8 @@ def service(tmp_path: Path, migrated_url: str) -> ClientFactory:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
             async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
-                yield c
+                # builds need the signer's session: sign in as the wallet each build names
+                yield auto_sign_in(c, signer_key) if sign_in else c
 
     return make
 

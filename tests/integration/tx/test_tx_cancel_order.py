@@ -7,9 +7,8 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tx_harness import SHARE, Chain, CreatedMarket, Wallet, insert_order, set_market
+from tx_harness import SHARE, Chain, ClientFactory, CreatedMarket, Wallet, insert_order, set_market
 
-from conftest import ClientFactory
 from predmarket.alephium.address import KeyType
 from predmarket.alephium.script import ValU256, parse_contract_call
 from predmarket.alephium.tx import decode_unsigned_tx, tx_id

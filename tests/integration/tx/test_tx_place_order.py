@@ -9,9 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tx_harness import SHARE, Chain, CreatedMarket, Wallet, far_past, set_market
+from tx_harness import SHARE, Chain, ClientFactory, CreatedMarket, Wallet, far_past, set_market
 
-from conftest import ClientFactory
 from predmarket.alephium.address import KeyType
 from predmarket.alephium.lockup import group_of
 from predmarket.alephium.script import ValU256, parse_contract_call

@@ -11,6 +11,8 @@ goes over HTTP like any wallet's.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -21,6 +23,8 @@ import httpx
 from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from helpers.auth import KeyType as KeyTypeName
+from helpers.auth import SignerKey
 from predmarket.alephium.address import KeyType, format_address, lockup_from_public_key
 from predmarket.alephium.lockup import LockupScript
 from predmarket.alephium.signing import generate_private_key, public_key_from_private, sign_tx_id
@@ -33,6 +37,9 @@ from predmarket.devnet.wallet import DevnetWallet
 from predmarket.exchange import Resolution
 from predmarket.store.tables.market import market as market_table
 from predmarket.store.tables.order import order as order_table
+
+#: ``async with service(node_url, sign_in=...) as client`` (the ``service`` fixture).
+ClientFactory = Callable[..., AbstractAsyncContextManager[httpx.AsyncClient]]
 
 DAY_MS = 86_400_000
 SHARE = 10**18
@@ -147,6 +154,19 @@ class Chain:
         return named
 
 
+#: Every wallet made by the tests, by the address it signs builds as.
+KNOWN_WALLETS: dict[str, Wallet] = {}
+
+
+def signer_key(address: str) -> SignerKey | None:
+    """The key to sign in with for a build naming ``address`` (``helpers.auth.auto_sign_in``)."""
+    wallet = KNOWN_WALLETS.get(address)
+    if wallet is None:
+        return None
+    key_type: KeyTypeName = "gl-secp256k1" if wallet.key_type == KeyType.GL_SECP256K1 else "default"
+    return wallet.private_key, key_type, wallet.signer_address
+
+
 @dataclass(frozen=True)
 class Wallet:
     """A key and the address a client would send as ``signerAddress``."""
@@ -157,6 +177,10 @@ class Wallet:
     group: int = 0
     #: For groupless wallets: send the address with its ``:N`` suffix (else bare).
     explicit_group: bool = True
+
+    def __post_init__(self) -> None:
+        # Known to the test clients, which sign in as the wallet a build names (helpers.auth).
+        KNOWN_WALLETS[self.signer_address] = self
 
     @classmethod
     def generate(cls, key_type: str = KeyType.DEFAULT, *, explicit_group: bool = True) -> Wallet:

@@ -7,23 +7,31 @@ on it). Import a table from its module: ``from predmarket.store.tables.market im
 from __future__ import annotations
 
 from predmarket.store.tables import (
+    auth,
     event_group,
     fill,
     indexer,
+    keys,
     market,
     market_tag,
     order,
     outbox,
     position,
+    realtime,
+    webhooks,
 )
 
 __all__ = [
+    "auth",
     "event_group",
     "fill",
     "indexer",
+    "keys",
     "market",
     "market_tag",
     "order",
     "outbox",
     "position",
+    "realtime",
+    "webhooks",
 ]

@@ -1,0 +1,180 @@
+"""Realtime fan-out benchmark: N concurrent SSE subscribers to one market topic while events are
+appended to the outbox at a fixed rate.
+
+Run: ``.venv/bin/python bench/bench_realtime.py [--clients 1000] [--rate 100] [--seconds 20]
+[--postgres URL]``. Results: ``docs/benchmarks.md`` (section "Realtime fan-out").
+
+The app runs under uvicorn in a child process pinned to CPU 0 (SQLite in a temp dir, or a fresh
+PostgreSQL database with ``--postgres``; indexer off). This process, pinned to CPU 1, opens the
+subscribers on raw sockets (asyncio streams, no HTTP library: the client must not be the
+bottleneck) and appends events with ``store.uow.append_outbox``, each in its own transaction,
+at ``--rate`` per second. Each payload carries the wall time of its commit; latency is
+"frame received - commit", over every frame of every client. Reported: delivery p50/p99/max,
+frames delivered vs expected, and the server's RSS before and after the clients connected
+(memory per connection). On SQLite the writer is another process, so the server is woken by its
+poll (``--poll-ms``, 10 by default); on PostgreSQL by LISTEN/NOTIFY (the poll stays at 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from predmarket.store import migrate
+from predmarket.store.engine import create_engine
+from predmarket.store.uow import append_outbox, transaction
+
+TOPIC = "market:2AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAbnch:orders"
+_T = re.compile(rb'"t":([0-9.]+)')
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def _client(
+    port: int, latencies: list[float], ready: asyncio.Event, opened: list[int]
+) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+    writer.write(f"GET /v1/realtime/stream?topics={TOPIC} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+    await writer.drain()
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert b" 200 " in head.split(b"\r\n", 1)[0], head
+    opened.append(1)
+    ready.set()
+    try:
+        while True:
+            chunk = await reader.read(1 << 16)
+            if not chunk:
+                return
+            now = time.time()
+            latencies.extend(now - float(t) for t in _T.findall(chunk))
+    finally:
+        writer.close()
+
+
+async def _writer(url: str, rate: int, seconds: float) -> int:
+    engine = create_engine(url)
+    sent = 0
+    interval = 1 / rate
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < seconds:
+            async with transaction(engine) as conn:
+                await append_outbox(
+                    conn, topic=TOPIC, operation="insert", entity="order",
+                    key={"orderId": sent}, payload={"t": 0.0, "pad": "x" * 120}, source="indexer",
+                )  # fmt: skip
+                # The commit time is what the latency counts from: stamp it just before.
+                await conn.exec_driver_sql(
+                    "UPDATE outbox SET payload = ? WHERE id = (SELECT max(id) FROM outbox)"
+                    if engine.dialect.name == "sqlite"
+                    else "UPDATE outbox SET payload = $1::jsonb "
+                    "WHERE id = (SELECT max(id) FROM outbox)",
+                    (f'{{"t":{time.time():.6f},"pad":"{"x" * 120}"}}',),
+                )
+            sent += 1
+            next_at = start + sent * interval
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+    finally:
+        await engine.dispose()
+    return sent
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--rate", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--postgres", default=None)
+    parser.add_argument("--poll-ms", type=int, default=10)
+    args = parser.parse_args()
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, {1})
+    tmp = Path(tempfile.mkdtemp(prefix="bench-realtime-"))
+    url = args.postgres or f"sqlite:///{tmp / 'bench.db'}"
+    migrate.upgrade(url)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREDMARKET_")}
+    env.update(
+        PREDMARKET_DATABASE_URL=url,
+        PREDMARKET_DATA_DIR=str(tmp / "data"),
+        PREDMARKET_NODE_URL="http://127.0.0.1:9",
+        PREDMARKET_INDEXER__ENABLED="false",
+        PREDMARKET_WEBHOOKS__ENABLED="false",
+        PREDMARKET_REALTIME__POLL_INTERVAL_MS=str(1000 if args.postgres else args.poll_ms),
+        PREDMARKET_LIMITS__STREAM_CONNECTIONS_PER_MINUTE="1000000",
+    )
+    command = ["taskset", "-c", "0", sys.executable, "-m", "uvicorn", "--factory"]
+    proc = subprocess.Popen(
+        [*command, "predmarket.app:create_app", "--port", str(port), "--log-level", "warning",
+         "--timeout-graceful-shutdown", "1", "--loop", "uvloop", "--http", "httptools"],
+        env=env,
+    )  # fmt: skip
+    try:
+        for _ in range(300):
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=1).status_code == 200:
+                    break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)
+        rss_before = _rss_kb(proc.pid)
+        latencies: list[float] = []
+        opened: list[int] = []
+        ready = asyncio.Event()
+        clients = []
+        for i in range(args.clients):
+            clients.append(asyncio.create_task(_client(port, latencies, ready, opened)))
+            if i % 100 == 99:
+                await asyncio.sleep(0.05)
+        while len(opened) < args.clients:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)
+        rss_after = _rss_kb(proc.pid)
+        sent = await _writer(url, args.rate, args.seconds)
+        await asyncio.sleep(2.0)
+        for c in clients:
+            c.cancel()
+        await asyncio.gather(*clients, return_exceptions=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    lat = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+
+    backend = "PostgreSQL" if args.postgres else f"SQLite (poll {args.poll_ms} ms)"
+    print(f"backend            {backend}")
+    print(f"clients            {args.clients}")
+    print(f"events             {sent} at {args.rate}/s over {args.seconds:.0f} s")
+    print(f"frames             {len(lat)} of {sent * args.clients} expected")
+    print(f"latency ms         p50 {pct(0.50):.1f}  p99 {pct(0.99):.1f}  max {pct(1.0):.1f}")
+    per_conn = (rss_after - rss_before) / max(1, args.clients)
+    print(f"server RSS         {rss_before / 1024:.0f} MB idle, {rss_after / 1024:.0f} MB with "
+          f"clients: {per_conn:.1f} KB per connection")  # fmt: skip
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
