@@ -4,15 +4,21 @@ appended to the outbox at a fixed rate.
 Run: ``.venv/bin/python bench/bench_realtime.py [--clients 1000] [--rate 100] [--seconds 20]
 [--postgres URL]``. Results: ``docs/benchmarks.md`` (section "Realtime fan-out").
 
-The app runs under uvicorn in a child process pinned to CPU 0 (SQLite in a temp dir, or a fresh
-PostgreSQL database with ``--postgres``; indexer off). This process, pinned to CPU 1, opens the
-subscribers on raw sockets (asyncio streams, no HTTP library: the client must not be the
-bottleneck) and appends events with ``store.uow.append_outbox``, each in its own transaction,
-at ``--rate`` per second. Each payload carries the wall time of its commit; latency is
-"frame received - commit", over every frame of every client. Reported: delivery p50/p99/max,
-frames delivered vs expected, and the server's RSS before and after the clients connected
-(memory per connection). On SQLite the writer is another process, so the server is woken by its
-poll (``--poll-ms``, 10 by default); on PostgreSQL by LISTEN/NOTIFY (the poll stays at 1 s).
+Three processes: the app under uvicorn (uvloop + httptools) pinned to CPU 0 (SQLite in a temp
+dir, or a fresh PostgreSQL database with ``--postgres``; indexer and webhooks off); the
+subscribers, pinned to CPU 1; and this process, also on CPU 1, which appends the events with
+``store.uow.append_outbox``, each in its own transaction, at ``--rate`` per second.
+
+The subscribers are one process reading raw non-blocking sockets through one ``epoll`` (no HTTP
+library and no asyncio: the client must not be the bottleneck, and a Python asyncio client with
+1,000 sockets at 100k frames/s is). Each payload carries the wall time of its commit; latency is
+"frame received - commit" over every frame of every client. Every client also checks that the
+ids it receives strictly increase (none twice, none out of order) and counts them.
+
+Reported: delivery p50/p99/max, frames delivered vs expected, order violations, and the server's
+RSS before and after the clients connected (memory per connection). On SQLite the writer is
+another process, so the server is woken by its poll (``--poll-ms``, 10 by default); on
+PostgreSQL by LISTEN/NOTIFY (the poll stays at 1 s).
 """
 
 from __future__ import annotations
@@ -20,14 +26,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import multiprocessing
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import httpx
@@ -38,6 +47,7 @@ from predmarket.store.uow import append_outbox, transaction
 
 TOPIC = "market:2AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAbnch:orders"
 _T = re.compile(rb'"t":([0-9.]+)')
+_ID = re.compile(rb"^id: ([0-9]+)$", re.MULTILINE)
 
 
 def _free_port() -> int:
@@ -53,25 +63,63 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-async def _client(
-    port: int, latencies: list[float], ready: asyncio.Event, opened: list[int]
-) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-    writer.write(f"GET /v1/realtime/stream?topics={TOPIC} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
-    await writer.drain()
-    head = await reader.readuntil(b"\r\n\r\n")
+def _open(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(f"GET /v1/realtime/stream?topics={TOPIC} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionError("the stream closed before its headers")
+        head += chunk
     assert b" 200 " in head.split(b"\r\n", 1)[0], head
-    opened.append(1)
-    ready.set()
-    try:
-        while True:
-            chunk = await reader.read(1 << 16)
-            if not chunk:
-                return
+    sock.setblocking(False)
+    return sock
+
+
+def _subscribers(port: int, clients: int, pipe: Connection) -> None:
+    """The subscriber process: open ``clients`` streams, read them all until told to stop, then
+    send back the latencies, frame counts and order violations."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, {1})
+    socks: dict[int, socket.socket] = {}
+    for i in range(clients):
+        sock = _open(port)
+        socks[sock.fileno()] = sock
+        if i % 100 == 99:
+            time.sleep(0.05)
+    pipe.send("open")
+    poller = select.epoll()
+    for fd in socks:
+        poller.register(fd, select.EPOLLIN)
+    tails = dict.fromkeys(socks, b"")
+    last_id = dict.fromkeys(socks, 0)
+    frames = dict.fromkeys(socks, 0)
+    violations = 0
+    latencies: list[float] = []
+    while not pipe.poll():
+        for fd, _ in poller.poll(0.05):
+            data = socks[fd].recv(1 << 16)
+            if not data:
+                poller.unregister(fd)
+                continue
             now = time.time()
-            latencies.extend(now - float(t) for t in _T.findall(chunk))
-    finally:
-        writer.close()
+            # Whole frames only: a partial one waits for the next read.
+            buffered = tails[fd] + data
+            cut = buffered.rfind(b"\n\n") + 2
+            whole, tails[fd] = buffered[:cut], buffered[cut:]
+            latencies.extend(now - float(t) for t in _T.findall(whole))
+            previous = last_id[fd]
+            for raw in _ID.findall(whole):
+                event_id = int(raw)
+                if event_id <= previous:
+                    violations += 1
+                previous = event_id
+                frames[fd] += 1
+            last_id[fd] = previous
+    pipe.send((latencies, sum(frames.values()), violations, min(frames.values())))
+    for sock in socks.values():
+        sock.close()
 
 
 async def _writer(url: str, rate: int, seconds: float) -> int:
@@ -140,23 +188,19 @@ async def main() -> None:
             await asyncio.sleep(0.1)
         await asyncio.sleep(1.0)
         rss_before = _rss_kb(proc.pid)
-        latencies: list[float] = []
-        opened: list[int] = []
-        ready = asyncio.Event()
-        clients = []
-        for i in range(args.clients):
-            clients.append(asyncio.create_task(_client(port, latencies, ready, opened)))
-            if i % 100 == 99:
-                await asyncio.sleep(0.05)
-        while len(opened) < args.clients:
-            await asyncio.sleep(0.05)
+        parent, child = multiprocessing.Pipe()
+        readers = multiprocessing.Process(
+            target=_subscribers, args=(port, args.clients, child), daemon=True
+        )
+        readers.start()
+        assert parent.recv() == "open"
         await asyncio.sleep(1.0)
         rss_after = _rss_kb(proc.pid)
         sent = await _writer(url, args.rate, args.seconds)
         await asyncio.sleep(2.0)
-        for c in clients:
-            c.cancel()
-        await asyncio.gather(*clients, return_exceptions=True)
+        parent.send("stop")
+        latencies, frame_count, violations, fewest = parent.recv()
+        readers.join(30)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
@@ -169,7 +213,9 @@ async def main() -> None:
     print(f"backend            {backend}")
     print(f"clients            {args.clients}")
     print(f"events             {sent} at {args.rate}/s over {args.seconds:.0f} s")
-    print(f"frames             {len(lat)} of {sent * args.clients} expected")
+    print(f"frames             {frame_count} of {sent * args.clients} expected "
+          f"(fewest for one client: {fewest}); {len(lat)} latencies")  # fmt: skip
+    print(f"order violations   {violations} (an id not above the previous one of its client)")
     print(f"latency ms         p50 {pct(0.50):.1f}  p99 {pct(0.99):.1f}  max {pct(1.0):.1f}")
     per_conn = (rss_after - rss_before) / max(1, args.clients)
     print(f"server RSS         {rss_before / 1024:.0f} MB idle, {rss_after / 1024:.0f} MB with "

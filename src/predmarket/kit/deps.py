@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from starlette.requests import Request
 
 from predmarket.settings import Settings
+from predmarket.store import uow
 
 
 def get_settings(request: Request) -> Settings:
@@ -29,9 +30,17 @@ def get_engine(request: Request) -> AsyncEngine:
 
 async def get_db(request: Request) -> AsyncIterator[AsyncConnection]:
     """The request's unit of work: one transaction, committed when the handler returns normally
-    and rolled back when it raises. Services never commit."""
-    async with get_engine(request).begin() as conn:
-        yield conn
+    and rolled back when it raises. Services never commit. When the unit appended outbox events,
+    this process's outbox followers (realtime broker, webhooks, caches) are woken after the
+    commit; other processes learn of them through PostgreSQL's notification or their poll."""
+    async with get_engine(request).connect() as conn:
+        uow.take_outbox_written(conn)  # a flag left by an earlier, rolled-back unit
+        async with conn.begin():
+            yield conn
+        if uow.take_outbox_written(conn):
+            notify = getattr(request.app.state, "notify_outbox", None)
+            if callable(notify):
+                notify()
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -32,6 +32,10 @@ from predmarket.store.tables.outbox import outbox
 #: Key of the transaction-level PostgreSQL advisory lock that serialises outbox writers.
 OUTBOX_LOCK_KEY: Final = 0x70726D_6F7574  # "prm" "out"
 
+#: Set in a connection's ``info`` by :func:`append_outbox`; a unit of work that finds it after
+#: its commit wakes this process's outbox followers (:func:`take_outbox_written`).
+OUTBOX_WRITTEN: Final = "predmarket.outbox_written"
+
 Operation = Literal["insert", "update", "delete"]
 Source = Literal["indexer", "api", "outbox"]
 
@@ -66,6 +70,7 @@ async def append_outbox(
     Amounts in ``key``/``payload`` must already be decimal strings (JSON has no big integers).
     """
     await lock_outbox(conn)
+    conn.info[OUTBOX_WRITTEN] = True
     result = await conn.execute(
         insert(outbox).values(
             topic=topic,
@@ -81,3 +86,9 @@ async def append_outbox(
     if not isinstance(event_id, int):  # pragma: no cover - both drivers return the new id
         raise RuntimeError("the outbox insert returned no id")
     return event_id
+
+
+def take_outbox_written(conn: AsyncConnection) -> bool:
+    """Whether :func:`append_outbox` ran on ``conn`` since the last call (the flag lives on the
+    pooled connection, so it is cleared here whatever the transaction's fate)."""
+    return bool(conn.info.pop(OUTBOX_WRITTEN, False))
