@@ -246,7 +246,6 @@ class TestRotateRevoke:
         allowed = await auth_client.get("/v1/markets", headers=dev(created["key"]))
         assert allowed.status_code == 200
 
-
     async def test_the_builder_code_cannot_be_changed(
         self, auth_client: httpx.AsyncClient, owner: SignedIn
     ) -> None:
@@ -259,6 +258,7 @@ class TestRotateRevoke:
         assert "builderCode" in refused.text
         got = await auth_client.get(path, headers=owner.headers)
         assert got.json()["builderCode"] == created["builderCode"]
+
 
 class TestAudit:
     async def test_events(self, auth_client: httpx.AsyncClient, owner: SignedIn) -> None:

@@ -33,6 +33,8 @@ HIGH_LIMITS = LimitSettings(
     developer_reads_per_minute=100_000,
     developer_writes_per_minute=100_000,
 )
+
+
 @pytest.fixture
 def auth_settings(auth_settings: Settings) -> Settings:
     return auth_settings.model_copy(update={"limits": HIGH_LIMITS})

@@ -205,8 +205,7 @@ async def test_streams_spend_their_own_budget_not_reads(limited: LimitedClient) 
     gets an answer (an open stream never ends)."""
     async with limited(anonymous_reads_per_minute=3, stream_connections_per_minute=2) as (c, _):
         streams = [
-            await c.get("/v1/realtime/stream", params={"topics": "no-such-topic"})
-            for _ in range(3)
+            await c.get("/v1/realtime/stream", params={"topics": "no-such-topic"}) for _ in range(3)
         ]
         reads = [await c.get("/v1/markets") for _ in range(4)]
     assert [r.status_code for r in streams] == [403, 403, 429]
