@@ -7,12 +7,16 @@ Run: ``.venv/bin/python bench/bench_realtime.py [--clients 1000] [--rate 100] [-
 Three processes: the app under uvicorn (uvloop + httptools) pinned to CPU 0 (SQLite in a temp
 dir, or a fresh PostgreSQL database with ``--postgres``; indexer and webhooks off); the
 subscribers, pinned to CPU 1; and this process, also on CPU 1, which appends the events with
-``store.uow.append_outbox``, each in its own transaction, at ``--rate`` per second.
+``store.uow.append_outbox`` (PostgreSQL) or the same rows through a synchronous engine (SQLite),
+each in its own transaction, at ``--rate`` per second.
 
-The subscribers are one process reading raw non-blocking sockets through one ``epoll`` (no HTTP
-library and no asyncio: the client must not be the bottleneck, and a Python asyncio client with
-1,000 sockets at 100k frames/s is). Each payload carries the wall time of its commit; latency is
-"frame received - commit" over every frame of every client. Every client also checks that the
+The subscribers are one process reading raw non-blocking sockets through one ``epoll``:
+``bench/sse_subscribers.c``, compiled with the machine's ``cc`` (``--client c``, the default when
+``cc`` exists), or the same loop in Python (``--client python``). The client must not be the
+bottleneck: a Python asyncio client with 1,000 sockets at 100k frames/s is, and even the epoll
+loop in Python takes most of a core, so its own lag shows up as latency. Each payload carries
+the wall time of its commit; latency is "frame received - commit" over every frame of every
+client. Every client also checks that the
 ids it receives strictly increase (none twice, none out of order) and counts them.
 
 Reported: delivery p50/p99/max, frames delivered vs expected, order violations, and the server's
@@ -24,30 +28,37 @@ PostgreSQL by LISTEN/NOTIFY (the poll stays at 1 s).
 from __future__ import annotations
 
 import argparse
+import array
 import asyncio
 import contextlib
 import multiprocessing
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import httpx
+import sqlalchemy
+from sqlalchemy import insert
 
+from bench_service import postgres_database
 from predmarket.store import migrate
 from predmarket.store.engine import create_engine
+from predmarket.store.tables.outbox import outbox
 from predmarket.store.uow import append_outbox, transaction
 
 TOPIC = "market:2AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAbnch:orders"
-_T = re.compile(rb'"t":([0-9.]+)')
-_ID = re.compile(rb"^id: ([0-9]+)$", re.MULTILINE)
+#: A data frame's id and commit stamp, from its JSON (``{"v":1,"id":"…",…,"payload":{"t":…``).
+_FRAME = re.compile(rb'"id":"([0-9]+)".*?"t":([0-9.]+)')
 
 
 def _free_port() -> int:
@@ -97,71 +108,134 @@ def _subscribers(port: int, clients: int, pipe: Connection) -> None:
     frames = dict.fromkeys(socks, 0)
     violations = 0
     latencies: list[float] = []
+    read = os.read
     while not pipe.poll():
         for fd, _ in poller.poll(0.05):
-            data = socks[fd].recv(1 << 16)
+            data = read(fd, 1 << 16)
             if not data:
                 poller.unregister(fd)
                 continue
             now = time.time()
             # Whole frames only: a partial one waits for the next read.
-            buffered = tails[fd] + data
-            cut = buffered.rfind(b"\n\n") + 2
-            whole, tails[fd] = buffered[:cut], buffered[cut:]
-            latencies.extend(now - float(t) for t in _T.findall(whole))
+            tail = tails[fd]
+            if tail or not data.endswith(b"\n\n"):
+                data = tail + data
+                cut = data.rfind(b"\n\n") + 2
+                data, tails[fd] = data[:cut], data[cut:]
             previous = last_id[fd]
-            for raw in _ID.findall(whole):
-                event_id = int(raw)
+            found = _FRAME.findall(data)
+            for raw_id, stamp in found:
+                event_id = int(raw_id)
                 if event_id <= previous:
                     violations += 1
                 previous = event_id
-                frames[fd] += 1
+                latencies.append(now - float(stamp))
+            frames[fd] += len(found)
             last_id[fd] = previous
     pipe.send((latencies, sum(frames.values()), violations, min(frames.values())))
     for sock in socks.values():
         sock.close()
 
 
+class _CSubscribers:
+    """The subscribers as ``bench/sse_subscribers.c``, compiled here with ``cc`` and pinned to
+    CPU 1: about a tenth of the Python reader's CPU per frame, so the client's own lag stays out
+    of the latencies."""
+
+    def __init__(self, tmp: Path, port: int, clients: int) -> None:
+        binary = tmp / "sse_subscribers"
+        source = Path(__file__).with_name("sse_subscribers.c")
+        subprocess.run(["cc", "-O2", "-o", str(binary), str(source)], check=True)
+        self.out = tmp / "latencies.bin"
+        path = f"/v1/realtime/stream?topics={TOPIC}"
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", "1", str(binary), str(port), str(clients), path, str(self.out)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        assert line == "open", line
+
+    def stop(self) -> tuple[list[float], int, int, int]:
+        self.proc.send_signal(signal.SIGTERM)
+        out, _ = self.proc.communicate(timeout=60)
+        fields = dict(part.split("=") for part in out.split())
+        latencies = array.array("d")
+        latencies.frombytes(self.out.read_bytes())
+        return (
+            latencies.tolist(),
+            int(fields["frames"]),
+            int(fields["violations"]),
+            int(fields["fewest"]),
+        )
+
+
+def _event(sent: int) -> dict[str, object]:
+    # The commit time is what the latency counts from: the insert is the last statement before
+    # the commit, so its stamp is the commit's to within ~0.1 ms.
+    return {
+        "topic": TOPIC,
+        "operation": "insert",
+        "entity": "order",
+        "key": {"orderId": sent},
+        "payload": {"t": round(time.time(), 6), "pad": "x" * 120},
+        "source": "indexer",
+    }
+
+
 async def _writer(url: str, rate: int, seconds: float) -> int:
+    """PostgreSQL: the production writer, ``append_outbox``, one transaction per event."""
     engine = create_engine(url)
     sent = 0
-    interval = 1 / rate
     start = time.monotonic()
     try:
         while time.monotonic() - start < seconds:
             async with transaction(engine) as conn:
-                await append_outbox(
-                    conn, topic=TOPIC, operation="insert", entity="order",
-                    key={"orderId": sent}, payload={"t": 0.0, "pad": "x" * 120}, source="indexer",
-                )  # fmt: skip
-                # The commit time is what the latency counts from: stamp it just before.
-                await conn.exec_driver_sql(
-                    "UPDATE outbox SET payload = ? WHERE id = (SELECT max(id) FROM outbox)"
-                    if engine.dialect.name == "sqlite"
-                    else "UPDATE outbox SET payload = $1::jsonb "
-                    "WHERE id = (SELECT max(id) FROM outbox)",
-                    (f'{{"t":{time.time():.6f},"pad":"{"x" * 120}"}}',),
-                )
+                await append_outbox(conn, **_event(sent))  # type: ignore[arg-type]
             sent += 1
-            next_at = start + sent * interval
-            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            await asyncio.sleep(max(0.0, start + sent / rate - time.monotonic()))
     finally:
         await engine.dispose()
     return sent
 
 
-async def main() -> None:
+def _writer_sqlite(url: str, rate: int, seconds: float) -> int:
+    """SQLite: the same rows through a synchronous engine (a writer in its own process, as the
+    indexer of another process would be). aiosqlite's thread hand-offs cost ~2 ms of CPU per
+    transaction, which on the subscribers' core distorted the latencies."""
+    engine = sqlalchemy.create_engine(url)
+    sent = 0
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < seconds:
+            row = _event(sent)
+            with engine.begin() as conn:
+                conn.execute(insert(outbox).values(**row, created_at=datetime.now(UTC)))
+            sent += 1
+            time.sleep(max(0.0, start + sent / rate - time.monotonic()))
+    finally:
+        engine.dispose()
+    return sent
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--rate", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--postgres", default=None)
     parser.add_argument("--poll-ms", type=int, default=10)
-    args = parser.parse_args()
-    with contextlib.suppress(AttributeError, OSError):
-        os.sched_setaffinity(0, {1})
-    tmp = Path(tempfile.mkdtemp(prefix="bench-realtime-"))
-    url = args.postgres or f"sqlite:///{tmp / 'bench.db'}"
+    parser.add_argument(
+        "--client",
+        choices=("c", "python"),
+        default="c" if shutil.which("cc") else "python",
+        help="the subscribers: bench/sse_subscribers.c (compiled with cc) or a Python process",
+    )
+    return parser.parse_args()
+
+
+async def main(args: argparse.Namespace, tmp: Path, url: str) -> None:
     migrate.upgrade(url)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREDMARKET_")}
@@ -188,19 +262,27 @@ async def main() -> None:
             await asyncio.sleep(0.1)
         await asyncio.sleep(1.0)
         rss_before = _rss_kb(proc.pid)
-        parent, child = multiprocessing.Pipe()
-        readers = multiprocessing.Process(
-            target=_subscribers, args=(port, args.clients, child), daemon=True
-        )
-        readers.start()
-        assert parent.recv() == "open"
+        subscribers = _CSubscribers(tmp, port, args.clients) if args.client == "c" else None
+        if subscribers is None:
+            parent, child = multiprocessing.Pipe()
+            readers = multiprocessing.Process(
+                target=_subscribers, args=(port, args.clients, child), daemon=True
+            )
+            readers.start()
+            assert parent.recv() == "open"
         await asyncio.sleep(1.0)
         rss_after = _rss_kb(proc.pid)
-        sent = await _writer(url, args.rate, args.seconds)
+        if args.postgres:
+            sent = await _writer(url, args.rate, args.seconds)
+        else:
+            sent = _writer_sqlite(url, args.rate, args.seconds)
         await asyncio.sleep(2.0)
-        parent.send("stop")
-        latencies, frame_count, violations, fewest = parent.recv()
-        readers.join(30)
+        if subscribers is not None:
+            latencies, frame_count, violations, fewest = subscribers.stop()
+        else:
+            parent.send("stop")
+            latencies, frame_count, violations, fewest = parent.recv()
+            readers.join(30)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
@@ -223,4 +305,12 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    arguments = parse_args()
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, {1})
+    workdir = Path(tempfile.mkdtemp(prefix="bench-realtime-"))
+    if arguments.postgres:
+        with postgres_database(arguments.postgres) as database:  # fresh, dropped afterwards
+            asyncio.run(main(arguments, workdir, database))
+    else:
+        asyncio.run(main(arguments, workdir, f"sqlite:///{workdir / 'bench.db'}"))

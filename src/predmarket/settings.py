@@ -249,6 +249,12 @@ class ApiSettings(BaseModel):
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="larger bodies get 413")
     health_check_timeout_seconds: float = Field(default=2.0, gt=0)
+    gc_tuning: bool = Field(
+        default=True,
+        description="after start-up, freeze the start-up heap out of the cyclic GC and collect "
+        "the young generation every gc_gen0_threshold allocations (docs/benchmarks.md)",
+    )
+    gc_gen0_threshold: int = Field(default=50_000, ge=700)
 
 
 class BookSettings(BaseModel):

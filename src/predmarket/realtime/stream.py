@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from predmarket.kit.asgi import body_send
 from predmarket.realtime import queries
 from predmarket.realtime.broker import Broker, Client
 from predmarket.realtime.sse import (
@@ -69,9 +70,12 @@ class StreamResponse(Response):
         self.outbox_topics = outbox_topics
         self.cursor = cursor
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG002
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = [(k, v) for k, v in self.raw_headers if k.lower() not in _OWN_HEADERS]
         await send({"type": "http.response.start", "status": 200, "headers": [*HEADERS, *raw]})
+        # The start went through every middleware (request id, rate-limit headers); the body
+        # chunks skip them (they only act on the start): this is the fan-out's hot path.
+        send = body_send(scope, send)
         # Join the broker before anything else (the seam, see the module's docstring).
         client = self.broker.subscribe(self.outbox_topics)
 
