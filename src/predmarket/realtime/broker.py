@@ -10,6 +10,10 @@
 - **Fan-out.** A row with subscribers is serialized once (``sse.event_frame``); each client
   gets a reference to the same bytes in a bounded queue, and its writer sends what has queued
   in one write.
+- **Revoked sessions.** A stream that follows ``user:`` topics is tied to the session that
+  opened it; when that session's revocation event (entity ``session``, operation ``update``)
+  passes through the broker, the stream gets ``svc-error`` ``session_revoked`` and is closed.
+  Every worker's broker reads the whole outbox, so this holds across processes.
 - **Slow consumers.** A client whose queue reaches ``client_queue_size`` frames loses the queue
   and gets ``svc-error`` ``slow_consumer`` then is closed; a client whose socket accepts nothing
   for ``write_timeout_seconds`` is dropped. Memory per client is bounded either way.
@@ -28,6 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Final
 
+from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from predmarket.kit.follower import brief
@@ -43,6 +48,10 @@ _STOP_TIMEOUT_S: Final = 10.0
 _MAX_BACKOFF_S: Final = 5.0
 _LISTEN_PING_S: Final = 30.0
 _SWEEP_S: Final = 1.0
+#: The outbox entity of session events (``predmarket.auth.sessions``) and the error code of a
+#: stream closed because its session was revoked.
+SESSION_ENTITY: Final = "session"
+SESSION_REVOKED: Final = "session_revoked"
 
 
 class Client:
@@ -53,6 +62,7 @@ class Client:
         "failure",
         "frames",
         "limit",
+        "session_id",
         "start_position",
         "topics",
         "wake",
@@ -60,8 +70,16 @@ class Client:
         "writing_since",
     )
 
-    def __init__(self, topics: frozenset[str], limit: int, start_position: int) -> None:
+    def __init__(
+        self,
+        topics: frozenset[str],
+        limit: int,
+        start_position: int,
+        session_id: str | None = None,
+    ) -> None:
         self.topics = topics
+        #: The session a private stream depends on (closed when it is revoked), else None.
+        self.session_id = session_id
         self.limit = limit
         #: Every event up to this id was dispatched before the client joined; later ones queue.
         self.start_position = start_position
@@ -90,9 +108,12 @@ class Client:
         self.wake.clear()
         return frames
 
-    def fail(self, code: str, topic: str) -> None:
+    def fail(self, code: str, topic: str, *, drop_queue: bool = True) -> None:
+        """End the stream with ``svc-error`` ``code``: at once (``drop_queue``), or after the
+        frames already queued (a revoked session still sees its revocation event)."""
         if self.failure is None:
-            self.frames = []
+            if drop_queue:
+                self.frames = []
             self.failure = error_frame(code, topic)
         self.wake.set()
 
@@ -113,6 +134,7 @@ class Broker:
         self._poll_s = settings.poll_interval_ms / 1000
         self._batch = settings.batch_size
         self._by_topic: dict[str, set[Client]] = {}
+        self._by_session: dict[str, set[Client]] = {}
         self._clients: set[Client] = set()
         self.position = 0
         self.ready = False
@@ -129,16 +151,25 @@ class Broker:
     def client_count(self) -> int:
         return len(self._clients)
 
-    def subscribe(self, topics: frozenset[str]) -> Client:
-        """Register a client: it receives every event of ``topics`` after :attr:`position`."""
-        client = Client(topics, self._settings.client_queue_size, self.position)
+    def subscribe(self, topics: frozenset[str], *, session_id: str | None = None) -> Client:
+        """Register a client: it receives every event of ``topics`` after :attr:`position`;
+        with ``session_id`` it is closed when that session is revoked."""
+        client = Client(topics, self._settings.client_queue_size, self.position, session_id)
         self._clients.add(client)
         for topic in topics:
             self._by_topic.setdefault(topic, set()).add(client)
+        if session_id is not None:
+            self._by_session.setdefault(session_id, set()).add(client)
         return client
 
     def unsubscribe(self, client: Client) -> None:
         self._clients.discard(client)
+        if client.session_id is not None:
+            sessions = self._by_session.get(client.session_id)
+            if sessions is not None:
+                sessions.discard(client)
+                if not sessions:
+                    del self._by_session[client.session_id]
         for topic in client.topics:
             subs = self._by_topic.get(topic)
             if subs is not None:
@@ -213,16 +244,30 @@ class Broker:
             rows = await queries.events_after(conn, self.position, self._batch)
         # From here to the end nothing awaits: a client joining sees a clean position.
         by_topic = self._by_topic
+        revoked: list[Client] = []
         for row in rows:
             subs = by_topic.get(row["topic"])
             if subs:
                 frame = event_frame(row)
                 for client in subs:
                     client.push(frame)
+            if self._by_session and row["entity"] == SESSION_ENTITY:
+                revoked += self._revoked_by(row)
+        # After the whole batch: a revoke-all's events (one transaction) all reach its streams.
+        for client in revoked:
+            client.fail(SESSION_REVOKED, min(client.topics, default=""), drop_queue=False)
         if rows:
             self.position = int(rows[-1]["id"])
             self.events_dispatched += len(rows)
         return len(rows)
+
+    def _revoked_by(self, row: RowMapping) -> tuple[Client, ...]:
+        """The streams of the session a session event revokes (none for a sign-in)."""
+        key = row["key"]
+        session_id = key.get("sessionId") if isinstance(key, dict) else None
+        if row["operation"] != "update" or not isinstance(session_id, str):
+            return ()
+        return tuple(self._by_session.get(session_id, ()))
 
     async def _heartbeat(self) -> None:
         """One timer for every client: each writer adds a comment line at its next write."""

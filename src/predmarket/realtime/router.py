@@ -122,8 +122,17 @@ async def stream(
     sub = authorize(
         wanted, principal, anonymous_cap=rt.topics_anonymous, signed_in_cap=rt.topics_signed_in
     )
+    # A stream of private topics lives only as long as the session that opened it.
+    private = any(topic.startswith("user:") for topic in sub.requested)
+    session_id = str(principal.session_id) if private and principal.session_id else None
     return StreamResponse(
-        broker, engine, rt, topics=sub.requested, outbox_topics=sub.outbox_topics, cursor=cursor
+        broker,
+        engine,
+        rt,
+        topics=sub.requested,
+        outbox_topics=sub.outbox_topics,
+        cursor=cursor,
+        session_id=session_id,
     )
 
 

@@ -60,6 +60,7 @@ class StreamResponse(Response):
         topics: Sequence[str],
         outbox_topics: frozenset[str],
         cursor: int | None,
+        session_id: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(status_code=200, headers=headers)
@@ -69,6 +70,7 @@ class StreamResponse(Response):
         self.topics = tuple(topics)
         self.outbox_topics = outbox_topics
         self.cursor = cursor
+        self.session_id = session_id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = [(k, v) for k, v in self.raw_headers if k.lower() not in _OWN_HEADERS]
@@ -77,7 +79,7 @@ class StreamResponse(Response):
         # chunks skip them (they only act on the start): this is the fan-out's hot path.
         send = body_send(scope, send)
         # Join the broker before anything else (the seam, see the module's docstring).
-        client = self.broker.subscribe(self.outbox_topics)
+        client = self.broker.subscribe(self.outbox_topics, session_id=self.session_id)
 
         async def write(data: bytes) -> None:
             client.writing_since = time.monotonic()
@@ -135,18 +137,19 @@ async def run_stream(
             await write(b"".join(error_frame(REPLAY_UNAVAILABLE, t) for t in topics))
             return
     while True:
-        if client.failure is not None:
-            await write(client.failure)
-            return
+        failure = client.failure
         beat = client.beat
         client.beat = False
         chunks = []
-        for frame in client.take():
+        for frame in client.take():  # (empty after a failure that dropped the queue)
             if frame.id > last_sent:
                 chunks.append(frame.data)
                 last_sent = frame.id
         if beat:
             chunks.append(HEARTBEAT)
+        if failure is not None:
+            await write(b"".join([*chunks, failure]))
+            return
         if chunks:
             await write(b"".join(chunks))
         elif not client.wake.is_set():

@@ -82,6 +82,18 @@ class TestUserTopics:
                 )
                 assert revoked.status_code == 204
                 received = [await s.events(3) for s in (by_cookie, by_bearer)]
+                # The revoked session's stream ends after the revocation event; the other
+                # session's stream goes on.
+                closing = await by_cookie.next_event()
+                with pytest.raises(EOFError):
+                    await by_cookie.next(timeout=5)
+                later = await append(db, orders, 1)
+                assert int((await by_bearer.next_event()).id or 0) == later[0]
+        assert closing.event == "svc-error"
+        assert closing.data == {
+            "code": "session_revoked",
+            "topic": min(topics["topics"].split(",")),
+        }
         for frames in received:
             assert [int(f.id or 0) for f in frames[:2]] == ids
             assert {f.data["topic"] for f in frames[:2]} == {orders}
@@ -110,6 +122,8 @@ class TestUserTopics:
             r = await http.post("/v1/auth/sessions/revoke-all", headers=first.headers)
             assert r.status_code == 204
             revoked = await session_events(stream, 2)
+            closing = await stream.next_event()  # this stream's own session was revoked too
+            assert (closing.event, closing.data["code"]) == ("svc-error", "session_revoked")
         assert opened["operation"] == "insert" and opened["source"] == "api"
         assert opened["key"] == {"sessionId": second.session_id}
         assert opened["payload"]["mode"] == "cookie"
