@@ -105,12 +105,49 @@ async def withdraw_banner(engine: AsyncEngine) -> None:
 HealthCheck = Callable[[], Awaitable[ComponentHealth]]
 
 
-class IndexerHealthPublisher:
+class _Periodic:
+    """A background task of this module: :meth:`step` every :meth:`interval` seconds, a failing
+    step logged and retried at the next period; :meth:`start` and :meth:`stop` around it."""
+
+    #: The task's name, also the prefix of its log lines.
+    task_name = "predmarket-realtime"
+    _task: asyncio.Task[None] | None = None
+
+    def interval(self) -> float:
+        raise NotImplementedError
+
+    async def step(self) -> None:
+        raise NotImplementedError
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.step()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.warning("%s: step failed (%s)", self.task_name, type(e).__name__)
+            await asyncio.sleep(self.interval())
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=self.task_name)
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+class IndexerHealthPublisher(_Periodic):
     """Announces the indexer's liveness on ``health:indexer`` (see the module's docstring).
 
     ``is_leader`` says whether this process runs the database's indexer: only that one
     publishes, so N workers do not write N copies of each event.
     """
+
+    task_name = "predmarket-realtime-indexer-health"
 
     def __init__(
         self,
@@ -130,7 +167,6 @@ class IndexerHealthPublisher:
         self._clock = clock
         self.last_status: str | None = None
         self._last_event_at: float | None = None
-        self._task: asyncio.Task[None] | None = None
 
     @classmethod
     def for_indexer(
@@ -181,25 +217,11 @@ class IndexerHealthPublisher:
         self._on_commit()
         return event_id
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                log.warning("health:indexer: publishing failed (%s)", type(e).__name__)
-            await asyncio.sleep(self._settings.indexer_health_interval_seconds)
+    def interval(self) -> float:
+        return self._settings.indexer_health_interval_seconds
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="predmarket-realtime-indexer-health")
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    async def step(self) -> None:
+        await self.tick()
 
 
 # -- retention ---------------------------------------------------------------------------------
@@ -208,8 +230,10 @@ class IndexerHealthPublisher:
 RetentionHold = Callable[[AsyncConnection], Awaitable[int | None]]
 
 
-class Pruner:
+class Pruner(_Periodic):
     """Deletes outbox rows past the retention window (see the module's docstring)."""
+
+    task_name = "predmarket-realtime-pruner"
 
     def __init__(
         self,
@@ -222,7 +246,6 @@ class Pruner:
         self._settings = settings
         self._clock = clock
         self._holds: list[RetentionHold] = []
-        self._task: asyncio.Task[None] | None = None
 
     def add_hold(self, hold: RetentionHold) -> None:
         """Never prune an id at or above what ``hold`` returns (e.g. a webhook dispatcher's
@@ -265,29 +288,15 @@ class Pruner:
             log.info("realtime: pruned %d outbox events through %d", deleted, last)
         return deleted
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.prune_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                log.warning("realtime: pruning the outbox failed (%s)", type(e).__name__)
-            await asyncio.sleep(self._settings.prune_interval_seconds)
+    def interval(self) -> float:
+        return self._settings.prune_interval_seconds
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="predmarket-realtime-pruner")
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    async def step(self) -> None:
+        await self.prune_once()
 
 
 @asynccontextmanager
-async def started(worker: IndexerHealthPublisher | Pruner) -> AsyncIterator[None]:
+async def started(worker: _Periodic) -> AsyncIterator[None]:
     """Run a background worker of this module for the duration of the block."""
     worker.start()
     try:
